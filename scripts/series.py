@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""tinygrad v0.12.0 + patches/series as a git working tree: `apply` materialises and patches it, `export` turns its branch back
+into patches/ and one upstream-PR branch per topic. Stdlib only: it runs before the project's virtual environment exists."""
+import argparse, hashlib, os, re, shutil, subprocess, sys, tarfile, tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE_TAG, BASE_REV = "v0.12.0", "6b0a9f5ee6890facbbe3674fed8002fac2fa918c"
+SDIST, SDIST_SHA256 = "tinygrad-0.12.0.tar.gz", "299cd53d9452b8689b36c7026c866b73d1e4a862ec53a8ea5bc2a412358c1bbf"
+BRANCH, STAMP = "orin", "orin-series-stamp"
+FORMAT_PATCH = ["format-patch", "-N", "--zero-commit", "--no-signature", "--full-index"]  # nothing in the output churns between runs
+# fixed identity and dates make the base commit and every applied patch hash the same on every machine
+GIT_ENV = {"GIT_AUTHOR_NAME": "tinygrad", "GIT_AUTHOR_EMAIL": "tinygrad@users.noreply.github.com", "GIT_AUTHOR_DATE": "2026-01-12T00:00:00Z",
+           "GIT_COMMITTER_NAME": "tinygrad-orin", "GIT_COMMITTER_EMAIL": "tinygrad-orin@users.noreply.github.com",
+           "GIT_COMMITTER_DATE": "2026-01-12T00:00:00Z"}
+
+class SeriesError(Exception): pass
+
+def git(tree:Path, *args:str, env:dict|None=None, check=True) -> str:
+  r = subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True, env={**os.environ, **GIT_ENV, **(env or {})})
+  if check and r.returncode != 0: raise SeriesError(f"git {' '.join(args)} in {tree} failed:\n{r.stderr.strip()}")
+  return r.stdout.strip()
+
+def read_series(patches:Path) -> list[str]:
+  if not (series:=patches/"series").exists(): return []
+  names = [l.strip() for l in series.read_text().splitlines() if l.strip() and not l.lstrip().startswith("#")]
+  if (missing:=[n for n in names if not (patches/n).is_file()]): raise SeriesError(f"patches/series names missing files: {', '.join(missing)}")
+  return names
+
+def default_tree() -> Path:
+  # an initialised submodule is the upstream git history itself; otherwise the pinned sdist stands in for it
+  return ROOT/"tinygrad" if (ROOT/"tinygrad"/".git").exists() else ROOT/"build"/"tinygrad"
+
+def fetch_sdist(cache:Path) -> Path:
+  cache.mkdir(parents=True, exist_ok=True)
+  if not (f:=cache/SDIST).exists():
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "--no-build-isolation", "-d", str(cache),
+                    "tinygrad==0.12.0"], check=True)
+  if (got:=hashlib.sha256(f.read_bytes()).hexdigest()) != SDIST_SHA256:
+    f.unlink()
+    raise SeriesError(f"{SDIST}: sha256 {got} does not match the pinned {SDIST_SHA256}")
+  return f
+
+def materialise(tree:Path, cache:Path) -> None:
+  """Create tree as a git repo whose tag v0.12.0 is the pristine base."""
+  if (tree/".git").exists():
+    if git(tree, "tag", "-l", BASE_TAG) != BASE_TAG:
+      if tree == ROOT/"tinygrad": git(tree, "tag", BASE_TAG, BASE_REV)  # a shallow submodule checkout may lack the tag
+      else: raise SeriesError(f"{tree} is a git tree without tag {BASE_TAG}: remove it and run again")
+    return
+  with tempfile.TemporaryDirectory(dir=tree.parent if tree.parent.exists() else None) as tmp:
+    with tarfile.open(fetch_sdist(cache)) as tf: tf.extractall(tmp, filter="data")
+    src = Path(tmp)/SDIST.removesuffix(".tar.gz")
+    git(src, "init", "-q", "-b", BRANCH)
+    git(src, "add", "-A")
+    git(src, "commit", "-q", "-m", "tinygrad 0.12.0 (PyPI sdist)")
+    git(src, "tag", BASE_TAG)
+    tree.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(src), str(tree))
+
+def series_stamp(tree:Path, patches:Path, names:list[str]) -> str:
+  h = hashlib.sha256(git(tree, "rev-parse", f"{BASE_TAG}^{{commit}}").encode())
+  for n in names: h.update(n.encode() + b"\0" + (patches/n).read_bytes())
+  return h.hexdigest()
+
+def apply(tree:Path, patches:Path, cache:Path) -> bool:
+  """Bring tree's branch `orin` to v0.12.0 + series. Returns False when it already was (nothing touched)."""
+  names = read_series(patches)
+  materialise(tree, cache)
+  stamp_file, want = Path(git(tree, "rev-parse", "--absolute-git-dir"))/STAMP, series_stamp(tree, patches, names)
+  head = git(tree, "rev-parse", "-q", "--verify", f"refs/heads/{BRANCH}", check=False)
+  recorded = stamp_file.read_text().split() if stamp_file.exists() else []
+  if recorded == [want, head] and git(tree, "symbolic-ref", "-q", "HEAD", check=False) == f"refs/heads/{BRANCH}": return False
+  # never throw away patch work: the branch must be exactly what a previous apply produced (or the bare base)
+  if head and head not in (recorded[1:] or [git(tree, "rev-parse", f"{BASE_TAG}^{{commit}}")]):
+    raise SeriesError(f"{tree}: branch {BRANCH} has commits that are not in patches/ — run scripts/export-patches first")
+  if git(tree, "status", "--porcelain", "--untracked-files=no"): raise SeriesError(f"{tree} has uncommitted changes: commit or discard them first")
+  stamp_file.unlink(missing_ok=True)
+  git(tree, "checkout", "-q", "-B", BRANCH, BASE_TAG)
+  for n in names:
+    r = subprocess.run(["git", "-C", str(tree), "am", "-q", "--committer-date-is-author-date", str(patches/n)], capture_output=True, text=True,
+                       env={**os.environ, **GIT_ENV})
+    if r.returncode != 0:
+      git(tree, "am", "--abort", check=False)
+      raise SeriesError(f"patch {n} does not apply to tinygrad {BASE_TAG}:\n{(r.stdout + r.stderr).strip()}")
+  stamp_file.write_text(f"{want} {git(tree, 'rev-parse', 'HEAD')}\n")
+  return True
+
+def topic(subject:str) -> str:
+  if not (m:=re.match(r"([a-z0-9_.-]+(?:/[a-z0-9_.-]+)*): ", subject)): raise SeriesError(f"commit '{subject}' has no topic prefix such as 'opt/heuristic: '")
+  return m.group(1).replace("/", "-")
+
+def export(tree:Path, patches:Path) -> list[str]:
+  """Write patches/ from tree's branch `orin` and point pr/<topic> at v0.12.0 + that topic's commits. Returns the branch names."""
+  commits = git(tree, "rev-list", "--reverse", f"{BASE_TAG}..{BRANCH}").split()
+  with tempfile.TemporaryDirectory() as tmp:
+    git(tree, *FORMAT_PATCH, "-o", tmp, f"{BASE_TAG}..{BRANCH}")
+    new = sorted(os.listdir(tmp))
+    patches.mkdir(exist_ok=True)
+    for old in patches.glob("*.patch"):
+      if old.name not in new: old.unlink()
+    for n in new:
+      data = (Path(tmp)/n).read_bytes()
+      if not (patches/n).exists() or (patches/n).read_bytes() != data: (patches/n).write_bytes(data)
+  (patches/"series").write_text("".join(f"{n}\n" for n in new))
+  by_topic: dict[str, list[str]] = {}
+  for c in commits: by_topic.setdefault(topic(git(tree, "log", "-1", "--format=%s", c)), []).append(c)
+  with tempfile.TemporaryDirectory() as wt:
+    git(tree, "worktree", "add", "-q", "--detach", wt, BASE_TAG)
+    try:
+      for t, cs in by_topic.items():
+        git(Path(wt), "checkout", "-q", "--detach", BASE_TAG)
+        r = subprocess.run(["git", "-C", wt, "cherry-pick", *cs], capture_output=True, text=True, env={**os.environ, **GIT_ENV})
+        if r.returncode != 0:
+          git(Path(wt), "cherry-pick", "--abort", check=False)
+          raise SeriesError(f"topic {t} does not apply on {BASE_TAG} by itself (it depends on an earlier topic):\n{r.stdout + r.stderr}")
+        git(tree, "branch", "-f", f"pr/{t}", git(Path(wt), "rev-parse", "HEAD"))
+    finally: git(tree, "worktree", "remove", "--force", wt, check=False)
+  return [f"pr/{t}" for t in by_topic]
+
+def main() -> int:
+  p = argparse.ArgumentParser(description=__doc__)
+  p.add_argument("cmd", choices=["apply", "export"])
+  p.add_argument("--tree", type=Path, default=None, help="the tinygrad git working tree (default: tinygrad/ if initialised, else build/tinygrad)")
+  p.add_argument("--patches", type=Path, default=ROOT/"patches")
+  p.add_argument("--cache", type=Path, default=ROOT/"build"/"dl", help="where the pinned sdist is downloaded to")
+  a = p.parse_args()
+  tree = (a.tree or default_tree()).resolve()
+  try:
+    if a.cmd == "apply": print(f"{tree}: {'applied' if apply(tree, a.patches, a.cache) else 'up to date with'} {len(read_series(a.patches))} patches")
+    else: print(f"{a.patches}: {len(read_series(a.patches))} patches; branches: {' '.join(export(tree, a.patches)) or '(none)'}")
+  except SeriesError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  return 0
+
+if __name__ == "__main__": sys.exit(main())
