@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Write a LLaMA-3.2-shaped GGUF with random Q6_K weights and a byte-level BPE vocabulary.
+
+The file has the real model's tensor names, shapes and metadata, so tinygrad.apps.llm and llama.cpp (llama-bench)
+load it like the published Llama-3.2-1B-Instruct-Q6_K.gguf; only the numbers are random. Decode speed depends on
+shapes and types alone, so this stands in for the 1 GB download on machines that cannot reach the internet.
+
+  python scripts/synth_gguf.py --preset llama-3.2-1b --out /tmp/llama-3.2-1b-q6_k.gguf
+"""
+from __future__ import annotations
+import argparse, math, pathlib
+import numpy as np
+import gguf
+
+# dims of meta-llama/Llama-3.2-1B; "tiny" keeps every Q6_K row a whole number of 256-value blocks
+PRESETS: dict[str, dict] = {
+  "llama-3.2-1b": dict(name="Llama 3.2 1B Instruct (synthetic)", n_layers=16, dim=2048, n_heads=32, n_kv_heads=8, ffn=8192,
+                       n_normal=128000, n_special=256, context=131072),
+  "tiny": dict(name="tiny llama (synthetic)", n_layers=2, dim=256, n_heads=4, n_kv_heads=2, ffn=512,
+               n_normal=768, n_special=256, context=512),
+}
+ROPE_THETA, RMS_EPS = 500000.0, 1e-5
+Q6_K_BLOCK, Q6_K_BYTES = 256, 210  # ql[128] qh[64] scales[16] (int8) d (fp16)
+WEIGHT_STD = 0.02                  # about what trained LLaMA projections have
+
+# GPT-2 byte-to-unicode table: printable bytes stand for themselves, the rest move to U+0100 upwards
+_PRINTABLE = [*range(33, 127), *range(161, 173), *range(174, 256)]
+BYTE_CHARS = {b: chr(b) for b in _PRINTABLE} | {b: chr(256+i) for i,b in enumerate(b for b in range(256) if b not in _PRINTABLE)}
+
+def llama3_special_tokens(n:int) -> list[str]:
+  named = {0:"<|begin_of_text|>", 1:"<|end_of_text|>", 4:"<|finetune_right_pad_id|>", 6:"<|start_header_id|>",
+           7:"<|end_header_id|>", 8:"<|eom_id|>", 9:"<|eot_id|>", 10:"<|python_tag|>"}
+  reserved = iter(range(n))
+  return [named[i] if i in named else f"<|reserved_special_token_{next(reserved)}|>" for i in range(n)]
+
+def byte_level_vocab(n_normal:int) -> tuple[list[str], list[str]]:
+  """256 byte tokens, then merged tokens that each have a merge rule of two earlier tokens (a valid BPE vocabulary)."""
+  tokens, merges = [BYTE_CHARS[b] for b in range(256)], []
+  alphabet = [BYTE_CHARS[32]] + [chr(c) for c in [*range(97, 123), *range(65, 91), *range(48, 58)]]  # 'Ġ', a-z, A-Z, 0-9
+  frontier = alphabet
+  while len(tokens) < n_normal:
+    nxt = []
+    for left in frontier:
+      for right in alphabet:
+        if len(tokens) == n_normal: break
+        tokens.append(left + right); merges.append(f"{left} {right}"); nxt.append(left + right)
+    frontier = nxt
+  return tokens, merges
+
+def llama3_rope_freqs(head_dim:int, factor=32.0, low=1.0, high=4.0, old_context=8192) -> np.ndarray:
+  """Per-frequency divisors of LLaMA 3's long-context RoPE scaling, as the published GGUF stores them."""
+  wavelen = 2 * math.pi * ROPE_THETA ** (np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
+  smooth = np.clip((old_context / wavelen - low) / (high - low), 0, 1)
+  return (1 / ((1 - smooth) / factor + smooth)).astype(np.float32)
+
+def random_q6_k(rng:np.random.Generator, rows:int, cols:int) -> np.ndarray:
+  """Q6_K blocks as a (rows, cols/256*210) uint8 array: random 6-bit quants, int8 scales in [-16,16], small positive d."""
+  assert cols % Q6_K_BLOCK == 0, f"Q6_K rows must be whole blocks, got {cols}"
+  blocks = rng.integers(0, 256, (rows * cols // Q6_K_BLOCK, Q6_K_BYTES), dtype=np.uint8)
+  blocks[:, 192:208] = rng.integers(-16, 17, (len(blocks), 16), dtype=np.int8).view(np.uint8)
+  # (q-32) has rms ~18.5 and the scales ~9.5, so d ~1.1e-4 gives weights of WEIGHT_STD (a normal fp16, not subnormal)
+  d = rng.uniform(0.8, 1.2, len(blocks)) * WEIGHT_STD / (18.5 * 9.5)
+  blocks[:, 208:210] = d.astype(np.float16).view(np.uint8).reshape(-1, 2)
+  return blocks.reshape(rows, -1)
+
+def tensor_shapes(p:dict) -> dict[str, tuple[int, ...]]:
+  """name -> numpy shape (rows, cols) of each tensor, in the published file's order."""
+  head_dim, vocab = p["dim"] // p["n_heads"], p["n_normal"] + p["n_special"]
+  shapes: dict[str, tuple[int, ...]] = {"rope_freqs.weight": (head_dim // 2,), "token_embd.weight": (vocab, p["dim"])}
+  for i in range(p["n_layers"]):
+    shapes |= {f"blk.{i}.attn_norm.weight": (p["dim"],), f"blk.{i}.ffn_down.weight": (p["dim"], p["ffn"]),
+               f"blk.{i}.ffn_gate.weight": (p["ffn"], p["dim"]), f"blk.{i}.ffn_up.weight": (p["ffn"], p["dim"]),
+               f"blk.{i}.ffn_norm.weight": (p["dim"],), f"blk.{i}.attn_k.weight": (p["n_kv_heads"] * head_dim, p["dim"]),
+               f"blk.{i}.attn_output.weight": (p["dim"], p["dim"]), f"blk.{i}.attn_q.weight": (p["dim"], p["dim"]),
+               f"blk.{i}.attn_v.weight": (p["n_kv_heads"] * head_dim, p["dim"])}
+  return shapes | {"output_norm.weight": (p["dim"],)}  # no output.weight: LLaMA 3.2 ties it to token_embd
+
+def write_llama_gguf(path:str|pathlib.Path, preset:str="tiny", quant:str="q6_k", seed:int=0) -> pathlib.Path:
+  if quant != "q6_k": raise ValueError(f"only q6_k weights are generated, not {quant!r}")
+  p, rng, path = PRESETS[preset], np.random.default_rng(seed), pathlib.Path(path)
+  head_dim, vocab = p["dim"] // p["n_heads"], p["n_normal"] + p["n_special"]
+  w = gguf.GGUFWriter(path, "llama")
+  w.add_name(p["name"]); w.add_file_type(gguf.LlamaFileType.MOSTLY_Q6_K); w.add_quantization_version(gguf.GGML_QUANT_VERSION)
+  w.add_block_count(p["n_layers"]); w.add_context_length(p["context"]); w.add_embedding_length(p["dim"])
+  w.add_feed_forward_length(p["ffn"]); w.add_head_count(p["n_heads"]); w.add_head_count_kv(p["n_kv_heads"])
+  w.add_rope_freq_base(ROPE_THETA); w.add_layer_norm_rms_eps(RMS_EPS); w.add_key_length(head_dim); w.add_value_length(head_dim)
+  w.add_vocab_size(vocab); w.add_rope_dimension_count(head_dim)
+  normal, merges = byte_level_vocab(p["n_normal"])
+  w.add_tokenizer_model("gpt2"); w.add_tokenizer_pre("llama-bpe")
+  w.add_token_list(normal + llama3_special_tokens(p["n_special"]))
+  w.add_token_types([gguf.TokenType.NORMAL] * p["n_normal"] + [gguf.TokenType.CONTROL] * p["n_special"])
+  w.add_token_merges(merges)
+  w.add_bos_token_id(p["n_normal"]); w.add_eos_token_id(p["n_normal"] + 9)  # <|begin_of_text|>, <|eot_id|>
+  for name, shape in tensor_shapes(p).items():
+    if name == "rope_freqs.weight": w.add_tensor(name, llama3_rope_freqs(head_dim))
+    elif len(shape) == 1: w.add_tensor(name, np.ones(shape, np.float32))
+    else: w.add_tensor(name, random_q6_k(rng, *shape), raw_dtype=gguf.GGMLQuantizationType.Q6_K)
+  w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
+  return path
+
+if __name__ == "__main__":
+  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  ap.add_argument("--preset", choices=list(PRESETS), default="tiny")
+  ap.add_argument("--quant", choices=["q6_k"], default="q6_k")
+  ap.add_argument("--seed", type=int, default=0)
+  ap.add_argument("--out", required=True)
+  args = ap.parse_args()
+  out = write_llama_gguf(args.out, args.preset, args.quant, args.seed)
+  print(f"wrote {out} ({out.stat().st_size/1e6:.1f} MB, preset {args.preset})")

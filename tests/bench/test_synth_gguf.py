@@ -1,0 +1,47 @@
+import pathlib, sys
+import numpy as np, pytest, gguf
+from tinygrad import Tensor, nn
+from tinygrad.apps.llm import SimpleTokenizer, Transformer
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
+from synth_gguf import write_llama_gguf, tensor_shapes, PRESETS, WEIGHT_STD  # noqa: E402
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> pathlib.Path: return write_llama_gguf(tmp_path_factory.mktemp("gguf") / "tiny.gguf", "tiny", seed=1)
+
+@pytest.fixture(scope="module")
+def loaded(tiny):
+  return nn.state.gguf_load(Tensor(tiny).to("CPU"))
+
+def test_names_and_shapes_match_the_preset(loaded):
+  kv, sd = loaded
+  assert {k: tuple(v.shape) for k,v in sd.items()} == tensor_shapes(PRESETS["tiny"])
+  assert kv["general.architecture"] == "llama" and kv["general.file_type"] == 18 and kv["llama.rope.freq_base"] == 500000.0
+  assert len(kv["tokenizer.ggml.tokens"]) == sd["token_embd.weight"].shape[0] == kv["llama.vocab_size"]
+
+def test_q6_k_weights_dequantise_like_gguf_py(tiny, loaded):
+  _, sd = loaded
+  reader = gguf.GGUFReader(tiny)
+  for t in reader.tensors:
+    if t.tensor_type != gguf.GGMLQuantizationType.Q6_K: continue
+    ref = gguf.quants.dequantize(t.data, t.tensor_type)
+    ours = sd[t.name].numpy()
+    np.testing.assert_allclose(ours, ref, rtol=1e-6, atol=1e-9)
+    assert np.isfinite(ours).all() and abs(ours.mean()) < 0.1 * WEIGHT_STD and 0.5 * WEIGHT_STD < ours.std() < 2 * WEIGHT_STD
+
+def test_norms_are_f32_ones(loaded):
+  _, sd = loaded
+  assert all((v.numpy() == 1).all() for k,v in sd.items() if k.endswith("norm.weight"))
+
+def test_the_byte_level_tokenizer_round_trips(loaded):
+  kv, _ = loaded
+  tok = SimpleTokenizer.from_gguf_kv(kv)
+  text = "Hello, wörld! 123 <tab>\t\n"
+  ids = tok.encode(text + "<|eot_id|>")
+  assert ids[-1] == kv["tokenizer.ggml.eos_token_id"] and tok.decode(ids[:-1]) == text
+  assert len(ids) < len(text.encode())  # merges apply, not only single bytes
+
+def test_the_transformer_decodes_from_it(tiny):
+  model, kv = Transformer.from_gguf(Tensor(tiny).to("CPU"), max_context=32)
+  out = [next(g) for g in [model.generate([kv["tokenizer.ggml.bos_token_id"], 300, 301])] for _ in range(3)]
+  assert all(0 <= t < kv["llama.vocab_size"] for t in out)
