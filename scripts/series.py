@@ -34,7 +34,7 @@ def default_tree() -> Path:
 def fetch_sdist(cache:Path) -> Path:
   cache.mkdir(parents=True, exist_ok=True)
   if not (f:=cache/SDIST).exists():
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "--no-build-isolation", "-d", str(cache),
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "-d", str(cache),
                     "tinygrad==0.12.0"], check=True)
   if (got:=hashlib.sha256(f.read_bytes()).hexdigest()) != SDIST_SHA256:
     f.unlink()
