@@ -40,9 +40,9 @@
         ps.gguf
       ]);
       suites = ''
-        python -m pytest tests                           # our Tegra suites, emulated Orin unless NV=1 on a Jetson
-        NV=1 python -m pytest tinygrad/test/test_ops.py  # upstream suite on the real GPU (needs the submodule)
-        CUDA=1 python ...                                # same program on CUDA, for side-by-side numbers
+        python -m pytest tests                           # our Tegra suites: the emulated Orin, or NV=1 on a Jetson
+        NV=1 python -m pytest tinygrad/test/test_ops.py  # upstream's suite on the GPU (needs the submodule)
+        CUDA=1 python -m pytest tinygrad/test/test_ops.py  # the same through CUDA 12.6, for side-by-side runs
       '';
     in
     {
@@ -64,7 +64,7 @@
         shellHook = ''
           if [ -f tinygrad/tinygrad/__init__.py ]; then
             export PYTHONPATH="$PWD/tinygrad''${PYTHONPATH:+:$PYTHONPATH}"
-            echo "tinygrad: editable from $PWD/tinygrad"
+            echo "tinygrad: editable from $PWD/tinygrad (as checked out there: the series is applied only to the package)"
           else
             echo "tinygrad: patched 0.12.0 from the overlay (git submodule update --init tinygrad for an editable tree)"
           fi

@@ -50,13 +50,17 @@ let
     else if builtins.isAttrs v && v._type or null == "override" then resolve v.content
     else if builtins.isAttrs v && v ? outPath then package v
     else if builtins.isAttrs v then
-      let r = builtins.mapAttrs (_: resolve) v; in
-      builtins.removeAttrs r (builtins.filter (n: r.${n} ? _absent) (builtins.attrNames r))
+      let
+        r = builtins.mapAttrs (_: resolve) v;
+        kept = builtins.removeAttrs r (builtins.filter (n: r.${n} ? _absent) (builtins.attrNames r));
+      in
+      # like the module system: a set whose every definition is switched off defines nothing
+      if kept == { } && v != { } then absent else kept
     else if builtins.isList v then map resolve v
     else if builtins.isFunction v then "<function>"
     else v;
 in
 {
   options = summary "" declared;
-  config = resolve (call (values "hardware.tinygrad-orin" declared (builtins.fromJSON settings))).config;
+  config = builtins.removeAttrs (resolve (call (values "hardware.tinygrad-orin" declared (builtins.fromJSON settings))).config) [ "_absent" ];
 }

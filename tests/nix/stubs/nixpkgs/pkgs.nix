@@ -8,7 +8,7 @@
 let
   lib = import ./lib.nix;
   # a dependency: only its path (and its outputs' paths) ends up in our code
-  dep = name: outputs: { outPath = "/stub/${name}"; } // lib.genAttrs outputs (o: { outPath = "/stub/${name}-${o}"; });
+  dep = name: outputs: { inherit name; outPath = "/stub/${name}"; } // lib.genAttrs outputs (o: { outPath = "/stub/${name}-${o}"; });
   # something our code builds: a derivation (so flake checks can instantiate it) carrying its arguments, all of
   # them evaluated as soon as it is looked at, so a bad reference anywhere in them fails `nix flake show`
   drv = name: args: builtins.deepSeq args (derivation {
