@@ -1,0 +1,99 @@
+{
+  description = "tinygrad 0.12.0 on NVIDIA Jetson Orin (nvgpu/nvmap NV backend): patched package, dev shell, NixOS module";
+
+  inputs = {
+    nixpkgs.url = "github:nixos/nixpkgs/nixos-25.11";
+    jetpack-nixos = {
+      url = "github:anduril/jetpack-nixos";
+      inputs.nixpkgs.follows = "nixpkgs";
+    };
+  };
+
+  outputs =
+    {
+      self,
+      nixpkgs,
+      jetpack-nixos,
+    }:
+    let
+      system = "aarch64-linux";
+      pkgs = import nixpkgs {
+        inherit system;
+        overlays = [ self.overlays.default ];
+        config = {
+          allowUnfree = true; # the CUDA redistributables
+          cudaCapabilities = [ "8.7" ]; # ga10b: selects NVIDIA's Jetson builds of CUDA, not the SBSA ones
+        };
+      };
+      tinygrad = pkgs.python3Packages.tinygrad;
+      python = pkgs.python3.withPackages (ps: [
+        ps.tinygrad
+        ps.numpy
+      ]);
+      # everything the suites use: torch (CPU) is the reference side of test_ops
+      devPython = pkgs.python3.withPackages (ps: [
+        ps.tinygrad
+        ps.numpy
+        ps.pytest
+        ps.hypothesis
+        ps.torch
+        ps.gguf
+      ]);
+      suites = ''
+        python -m pytest tests                           # our Tegra suites: the emulated Orin, or NV=1 on a Jetson
+        NV=1 python -m pytest tinygrad/test/test_ops.py  # upstream's suite on the GPU (needs the submodule)
+        CUDA=1 python -m pytest tinygrad/test/test_ops.py  # the same through CUDA 12.6, for side-by-side runs
+      '';
+    in
+    {
+      overlays.default = import ./overlays;
+
+      packages.${system} = {
+        inherit tinygrad python;
+        default = python;
+      };
+
+      devShells.${system}.default = pkgs.mkShellNoCC {
+        # mkShell would export CC=gcc, and tinygrad's CPU backend compiles with $CC expecting clang
+        packages = [
+          devPython
+          pkgs.clang
+        ];
+        env = tinygrad.runtimeEnv;
+        # editable from the submodule when it is checked out, so patch work happens in place; else the package
+        shellHook = ''
+          if [ -f tinygrad/tinygrad/__init__.py ]; then
+            export PYTHONPATH="$PWD/tinygrad''${PYTHONPATH:+:$PYTHONPATH}"
+            echo "tinygrad: editable from $PWD/tinygrad (as checked out there: the series is applied only to the package)"
+          else
+            echo "tinygrad: patched 0.12.0 from the overlay (git submodule update --init tinygrad for an editable tree)"
+          fi
+          printf '%s' ${pkgs.lib.escapeShellArg suites}
+        '';
+      };
+
+      nixosModules.default = import ./nixos;
+
+      nixosConfigurations.orin = nixpkgs.lib.nixosSystem {
+        modules = [
+          jetpack-nixos.nixosModules.default
+          self.nixosModules.default
+          ./nixos/orin.nix
+        ];
+      };
+
+      checks.${system} = {
+        inherit tinygrad;
+        devShell = self.devShells.${system}.default;
+        # our suites on the packaged tinygrad against the emulated Orin; tests/nix needs nix itself, not the sandbox
+        tests = pkgs.runCommand "tinygrad-orin-tests" { nativeBuildInputs = [ devPython pkgs.clang ]; } ''
+          cp -r ${./tests} tests
+          chmod -R u+w tests
+          HOME=$TMPDIR python -m pytest -p no:cacheprovider -q tests --ignore=tests/nix
+          touch $out
+        '';
+      };
+
+      formatter.${system} = pkgs.nixfmt-tree;
+    };
+}

@@ -1,0 +1,48 @@
+"""The offline Nix checks can fail: each case breaks a copy of the tree the way a bad edit would and reruns the
+relevant test file against it (TINYGRAD_ORIN_NIX_TREE), expecting that file's named test to fail."""
+import os, pathlib, re, subprocess, sys
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+def edit(path:pathlib.Path, old:str, new:str):
+  text = path.read_text()
+  assert old in text, (path, old)
+  path.write_text(text.replace(old, new, 1))
+
+def write_series(tree:pathlib.Path, names:list[str], present:list[str]):
+  (tree/"patches").mkdir(exist_ok=True)
+  (tree/"patches/series").write_text("".join(f"{n}\n" for n in names))
+  for n in present: (tree/"patches"/n).write_text(f"From: fixture\nSubject: [PATCH] {n}\n\n---\n")
+
+def users_option_mistyped(t): edit(t/"nixos/default.nix", "type = types.listOf types.str;", "type = types.str;")
+def clock_option_renamed(t): edit(t/"nixos/default.nix", "clockControl = mkOption", "clockcontrol = mkOption")
+def udev_rules_sort_before_l4t(t): edit(t/"nixos/default.nix", "/etc/udev/rules.d/99-tinygrad-orin.rules", "/etc/udev/rules.d/60-tinygrad-orin.rules")
+def performance_option_does_nothing(t): edit(t/"nixos/default.nix", "profileNumber = 0;", "")
+def nix_drops_a_listed_patch(t):
+  write_series(t, ["0001-a.patch", "0002-b.patch"], ["0001-a.patch", "0002-b.patch"])
+  edit(t/"overlays/default.nix", "patches = import ./series.nix ../patches;", "patches = builtins.tail (import ./series.nix ../patches);")
+def series_lists_a_missing_patch(t): write_series(t, ["0001-a.patch", "0002-b.patch"], ["0001-a.patch"])
+def sdist_hash_changed(t): edit(t/"overlays/tinygrad.nix", "sha256-KZzVPZRSuGibNscCbIZrc9HkqGLsU6jqW8KkEjWMG78=", "sha256-AAAAPZRSuGibNscCbIZrc9HkqGLsU6jqW8KkEjWMG78=")
+def cuda_from_default_set(t): edit(t/"overlays/tinygrad.nix", "cuda = cudaPackages_12_6;", "cuda = cudaPackages;")
+def lock_drifted(t): edit(t/"flake.lock", "c217913993d6c6f6805c3b1a3bda5e639adfde6d", "0000000000000000000000000000000000000000")
+def shell_output_broken(t): edit(t/"flake.nix", "pkgs.clang\n        ];\n        env", "pkgs.clang-nonexistent\n        ];\n        env")
+
+@pytest.mark.parametrize("break_tree, test_file, expected", [
+  (users_option_mistyped, "test_nix_module.py", "test_listed_users_join_the_device_group"),
+  (clock_option_renamed, "test_nix_module.py", "test_options_have_types_defaults_and_descriptions"),
+  (udev_rules_sort_before_l4t, "test_nix_module.py", "test_udev_rule_sorts_after_l4t_rules"),
+  (performance_option_does_nothing, "test_nix_module.py", "test_max_performance_goes_through_jetpack_options"),
+  (nix_drops_a_listed_patch, "test_nix_overlay.py", "test_patch_list_equals_patches_series"),
+  (series_lists_a_missing_patch, "test_nix_overlay.py", "test_patch_list_equals_patches_series"),
+  (sdist_hash_changed, "test_nix_overlay.py", "test_src_is_the_pinned_sdist"),
+  (cuda_from_default_set, "test_nix_overlay.py", "test_library_lookups_point_at_cuda_12_6_driver_and_libc"),
+  (lock_drifted, "test_nix_files.py", "test_flake_lock_holds_exactly_the_pinned_nodes"),
+  (shell_output_broken, "test_nix_flake.py", "test_flake_exposes_every_output"),
+], ids=lambda v: v.__name__ if callable(v) else None)
+def test_broken_tree_fails_its_check(fresh_tree, break_tree, test_file, expected):
+  break_tree(fresh_tree)
+  r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf", str(HERE/test_file)],
+                     capture_output=True, text=True, env={**os.environ, "TINYGRAD_ORIN_NIX_TREE": str(fresh_tree)}, timeout=300)
+  failed = set(re.findall(rf"^FAILED \S*{test_file}::(\w+)", r.stdout, re.M))
+  assert r.returncode == 1 and expected in failed, r.stdout[-3000:]
