@@ -191,3 +191,17 @@ def test_async_gpu_pulls_doorbell_from_usermode_page():
   while int(rig.u(SEM + 0x200)[0]) != 12 or int(rig.u(SEM + 0x100)[0]) != 12: assert time.monotonic() < deadline, "GPU never caught up"
   assert rig.s.gp_get == (rig.s.put % 16) and copy.gp_get == copy.put % 16 and rig.gpu.errors == []
   rig.gpu.close()
+
+def test_lapping_while_a_kernel_runs_is_flagged():
+  """a slow kernel keeps the GPU from fetching; a host that submits a full ring meanwhile overwrites entries it never fetched"""
+  rig, started, go = Rig(deterministic=False), threading.Event(), threading.Event()
+  rig.k.fns[b"fill\0\0\0\0"] = lambda k: (started.set(), go.wait(10))
+  rig.launch(rig.qmd(0, 0, [BUF, 0]))
+  assert started.wait(10)
+  for i in range(15): rig.s.submit(PB().release(SEM + 0x100, i + 1))
+  assert rig.s.ch.deferred is None
+  rig.s.submit(PB().release(SEM + 0x100, 99))
+  go.set()
+  assert rig.gpu.sync(10)
+  assert "lapped: 16 entries outstanding in a ring of 16" in str(rig.s.ch.error) and int(rig.u(SEM + 0x100)[0]) == 0
+  rig.gpu.close()

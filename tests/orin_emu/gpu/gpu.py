@@ -1,11 +1,12 @@
 # The emulated ga10b: channels, the GPU thread (or the deterministic inline mode), and what a fault does to the channel and the host.
 #
 # How host stores reach the GPU: like hardware, the GPU pulls. The usermode page (gpu.usermode, a uint8 view the kernel room maps for
-# the ctrl fd) is watched by the GPU thread: a store of a channel's work-submit token at +0x90 rings that channel, which then samples
-# GP_PUT from its USERD (+0x8C) and fetches ring entries up to it, writing GP_GET (+0x88). The register is reset to an invalid token
-# after each read; because two back-to-back rings of different channels can land between two polls, a wake also rings every channel
-# whose GP_PUT moved. gpu.doorbell(token) is the same ring for callers that see the store (the kernel room's seam, tests). In
-# deterministic mode there is no thread: doorbell() and sync() run all runnable work inline before returning.
+# the ctrl fd) is watched by a front-end thread: a store of a channel's work-submit token at +0x90 rings that channel, which samples
+# GP_PUT from its USERD (+0x8C) right then (so lapping is seen even while a long kernel runs); the engine thread fetches ring entries up
+# to it and writes GP_GET (+0x88). The register is reset to an invalid token after each read; because two back-to-back rings of
+# different channels can land between two polls, a poll also rings every channel whose GP_PUT moved. gpu.doorbell(token) is the same
+# ring for callers that see the store (the kernel room's seam, tests). In deterministic mode there are no threads: doorbell() and
+# sync() run all runnable work inline before returning.
 import collections, threading, time, traceback
 import numpy as np
 from orin_emu.faults import GpuFault, MMUFault, SMException, ChannelError
@@ -29,7 +30,7 @@ class Ga10bGPU:
     self.sm_errors: dict[int, tuple[int, int, int, int, int]] = {}   # sm_id -> (global_esr, warp_esr, warp_esr_pc, global mask, warp mask)
     self._ts, self._lock, self._wake, self._idle = 0, threading.Lock(), threading.Event(), threading.Condition()
     self._sync_req = self._idle_seen = 0
-    self._thread: threading.Thread|None = None
+    self._threads: list[threading.Thread] = []
     self._stop = False
 
   @property
@@ -43,9 +44,9 @@ class Ga10bGPU:
   def add_channel(self, chid:int, token:int, mem, gpfifo:np.ndarray, gpfifo_entries:int, userd:np.ndarray, on_error=None) -> Channel:
     ch = Channel(self, chid, token, mem, gpfifo, gpfifo_entries, userd, on_error)
     with self._lock: self.channels[chid] = ch
-    if not self.deterministic and self._thread is None:
-      self._thread = threading.Thread(target=self._loop, name="ga10b", daemon=True)
-      self._thread.start()
+    if not self.deterministic and not self._threads:
+      self._threads = [threading.Thread(target=fn, name=f"ga10b-{fn.__name__[1:]}", daemon=True) for fn in (self._frontend, self._engines)]
+      for t in self._threads: t.start()
     return ch
 
   def alloc_obj(self, chid:int, class_id:int): self.channels[chid].alloc_obj(class_id)
@@ -66,6 +67,7 @@ class Ga10bGPU:
       self._poll_usermode()
       self._run()
       return True
+    self._poll_usermode()
     with self._idle:
       self._sync_req += 1
       req = self._sync_req
@@ -80,7 +82,7 @@ class Ga10bGPU:
   def close(self):
     self._stop = True
     self._wake.set()
-    if self._thread is not None: self._thread.join()
+    for t in self._threads: t.join()
 
   # services for the engines
   def count(self, name:str, n:int=1): self.counters[name] += n
@@ -91,13 +93,21 @@ class Ga10bGPU:
       return self._ts
 
   # execution
-  def _poll_usermode(self):
-    if self.usermode is None: return
+  def _poll_usermode(self) -> bool:
+    if self.usermode is None: return False
     reg = self.usermode[DOORBELL:DOORBELL+4].view(np.uint32)
-    if (token:=int(reg[0])) == NO_TOKEN: return
+    if (token:=int(reg[0])) == NO_TOKEN: return False
     reg[0] = NO_TOKEN
     for ch in list(self.channels.values()):
       if ch.token == token or int(ch.userd32[GP_PUT // 4]) != ch.put_seen: ch.doorbell()
+    self._wake.set()
+    return True
+
+  def _frontend(self):
+    idle_polls = 0
+    while not self._stop:
+      idle_polls = 0 if self._poll_usermode() else idle_polls + 1
+      time.sleep(min(self.poll_s * (1 << min(idle_polls, 4)), 0.002))
 
   def _run(self) -> bool:
     progressed, any_progress = True, False
@@ -115,20 +125,16 @@ class Ga10bGPU:
       if self.deterministic: raise
     return True
 
-  def _loop(self):
-    idle_polls = 0
+  def _engines(self):
     while not self._stop:
       self._wake.clear()
-      req = self._sync_req
-      self._poll_usermode()
-      progressed = False
+      req, progressed = self._sync_req, False
       for ch in list(self.channels.values()): progressed |= self._step(ch)
-      if progressed: idle_polls = 0; continue
+      if progressed: continue
       with self._idle:
         self._idle_seen = req
         self._idle.notify_all()
-      self._wake.wait(min(self.poll_s * (1 << min(idle_polls, 4)), 0.002))
-      idle_polls += 1
+      self._wake.wait(0.002)   # also the retry period of a parked acquire
 
   # faults: log lines like nvgpu's, the channel stops, the SM error state and the error notifier record it, the owner is told
   def _fault(self, ch:Channel, e:GpuFault, engine:str):
