@@ -97,7 +97,8 @@ def test_inline_to_memory_with_every_opcode(rig):
   data = np.arange(10, dtype=np.uint8) + 0x40
   words = np.concatenate([data, np.zeros(2, np.uint8)]).view(np.uint32).tolist()
   pb = PB().inc(1, nv.NVC6C0_SET_OBJECT, COMPUTE).imm(1, nv.NVC6C0_LINE_COUNT, 1).inc(1, nv.NVC6C0_LINE_LENGTH_IN, 10)
-  pb.inc(1, nv.NVC6C0_OFFSET_OUT_UPPER, 0, SEM + 0x103).oneinc(1, nv.NVC6C0_LAUNCH_DMA, 0x1, words[0]).noninc(1, nv.NVC6C0_LOAD_INLINE_DATA, *words[1:])
+  pb.inc(1, nv.NVC6C0_OFFSET_OUT_UPPER, 0, SEM + 0x103).oneinc(1, nv.NVC6C0_LAUNCH_DMA, 0x1, words[0])
+  pb.noninc(1, nv.NVC6C0_LOAD_INLINE_DATA, *words[1:])
   s.submit(pb)
   assert s.ch.error is None and gpu.counters["inline_to_memory"] == 1
   assert bytes(mem.view(SEM + 0x100, 16)) == b"\0\0\0" + data.tobytes() + b"\0\0\0"
@@ -106,7 +107,8 @@ def test_inline_to_memory_release_semaphore(rig):
   gpu, mem, _ = rig
   s = Submitter(gpu, mem, 511, classes=[COMPUTE])
   pb = PB().inc(1, nv.NVC6C0_SET_OBJECT, COMPUTE).inc(1, nv.NVC6C0_SET_I2M_SEMAPHORE_A, 0, SEM + 0x40, 0x1234)
-  pb.inc(1, nv.NVC6C0_LINE_LENGTH_IN, 4, 1, 0, SEM + 0x80).inc(1, nv.NVC6C0_LAUNCH_DMA, 0x1 | 2 << 4 | 1 << 12).noninc(1, nv.NVC6C0_LOAD_INLINE_DATA, 0xcafe)
+  pb.inc(1, nv.NVC6C0_LINE_LENGTH_IN, 4, 1, 0, SEM + 0x80).inc(1, nv.NVC6C0_LAUNCH_DMA, 0x1 | 2 << 4 | 1 << 12)
+  pb.noninc(1, nv.NVC6C0_LOAD_INLINE_DATA, 0xcafe)
   s.submit(pb)
   assert (u64(mem, SEM + 0x80), u64(mem, SEM + 0x40), u64(mem, SEM + 0x48)) == (0xcafe, 0x1234, 0)
 

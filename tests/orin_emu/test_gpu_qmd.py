@@ -19,11 +19,12 @@ class Kernels:
     self.calls.append(dict(name=prog[:8].rstrip(b"\0").decode(), prog_len=len(prog), grid=grid, block=block, cbuf0=cbuf0,
                            shared_bytes=shared_bytes, shared_window=shared_window, local_window=local_window, program_va=program_va))
     if (fn:=self.fns.get(prog[:8])) is None: raise GpuFault(f"unknown program at 0x{program_va:x}")
-    fn(types.SimpleNamespace(mem=mem, cbuf0=cbuf0, n=np.prod(grid) * np.prod(block), shared_bytes=shared_bytes, windows=(shared_window, local_window)))
+    fn(types.SimpleNamespace(mem=mem, cbuf0=cbuf0, n=np.prod(grid) * np.prod(block), windows=(shared_window, local_window)))
 
 def ld(k, va, n):
-  """a generic-address global load the way the SM resolves it: inside a window it is a shared/local access (out of range there is
-  ga10b's invalid-address-space warp error), misaligned is warp error 0xF, otherwise it goes through the MMU"""
+  """a generic-address global load the way the SM resolves it: inside a window it is a shared/local access, and since these kernels
+  have no shared or local memory it is out of range there: ga10b's invalid-address-space warp error 0x10; misaligned is warp error
+  0xF; otherwise it goes through the MMU"""
   if va % n: raise SMException(0xF, va=va, pc=PROG + 0x80)
   if any(w <= va < w + WINDOW for w in k.windows): raise SMException(0x10, va=va, pc=PROG + 0x80)
   return M.read(k.mem, va, n, "gpc")
@@ -42,7 +43,7 @@ class Rig:
     self.log, self.mem, self.k = [], FlatMemory(), Kernels(fill=fill, double=double, load16=load16)
     self.gpu = Ga10bGPU(self.log.append, executor=self.k, deterministic=deterministic, **kw)
     for va, sz in [(SEM, 0x1000), (PROG, 0x2000), (ARGS, 0x10000)]: self.mem.map(va, sz)
-    for i, name in enumerate(["fill", "double", "load16"]): self.mem.view(PROG + 0x100 * i, 8)[:] = np.frombuffer(name.encode().ljust(8, b"\0"), np.uint8)
+    for i, name in enumerate(["fill", "double", "load16"]): self.mem.view(PROG + 0x100 * i, 8)[:] = list(name.encode().ljust(8, b"\0"))
     self.s = Submitter(self.gpu, self.mem, 511, classes=[0xc7c0])
     self.notifier = self.s.ch.error_notifier = np.zeros(16, np.uint8)
     self.s.submit(PB().inc(1, nv.NVC6C0_SET_OBJECT, 0xc7c0).inc(1, nv.NVC6C0_SET_SHADER_LOCAL_MEMORY_WINDOW_A, LOCAL_WIN >> 32, 0)
@@ -59,8 +60,10 @@ class Rig:
     q.set_constant_buf_addr(0, cb)
     self.mem.view(cb + 0x800, 0x100)[:] = np.frombuffer(bytes(q.mv), np.uint8)
     return cb + 0x800
-  def launch(self, qmd_va, then=PB()): return self.s.submit(PB().inc(1, nv.NVC6C0_SEND_PCAS_A, qmd_va >> 8).inc(1, nv.NVC6C0_SEND_SIGNALING_PCAS2_B, 9)
-                                                            .release(SEM, 0xdead).inc(0, 0x20, 0))
+  def launch(self, qmd_va):
+    """NVComputeQueue.exec's SEND_PCAS_A + SEND_SIGNALING_PCAS2_B(PREFETCH_SCHEDULE), then a pushbuffer signal as on Tegra (§7.3)"""
+    return self.s.submit(PB().inc(1, nv.NVC6C0_SEND_PCAS_A, qmd_va >> 8).inc(1, nv.NVC6C0_SEND_SIGNALING_PCAS2_B, 9).release(SEM, 0xdead)
+                         .inc(0, nv.NVC56F_NON_STALL_INTERRUPT, 0))
   def u(self, va, n=1, dt=np.uint32): return self.mem.view(va, n, dt).copy()
 
 @pytest.fixture
@@ -144,7 +147,8 @@ def test_unmapped_global_load_is_mmu_fault(rig):
   fault_common(rig, 31)
   assert isinstance(rig.s.ch.error, MMUFault)
   mmu = [l for l in rig.log if "[MMU FAULT]" in l]
-  assert mmu[0].endswith("mmu engine id: 64, ch id: 511, fault addr: 0x5000000000, fault addr aperture: 0, fault type: invalid pte, access type: virt read, ")
+  assert mmu[0].endswith("mmu engine id: 64, ch id: 511, fault addr: 0x5000000000, fault addr aperture: 0, fault type: invalid pte, "
+                         "access type: virt read, ")
   assert mmu[1].endswith("protected mode: 0, client type: gpc, client id: t1_0, gpc id if client type is gpc: 0, ")
   assert all(re.match(r"nvgpu: 17000000\.gpu +\w+:\d+ +\[ERR\]  \S", l) for l in rig.log)
 

@@ -64,7 +64,8 @@ def test_acquire_orders_channels(rig):
   mem.view(DATA, 256)[:] = np.arange(256, dtype=np.uint8)
   k.submit(PB().acquire(SEM, 1).release(SEM + 16, 2))
   assert u64(mem, SEM + 16) == 0
-  c.submit(PB().inc(4, nv.NVC6C0_SET_OBJECT, 0xc7b5).inc(4, nv.NVC6B5_OFFSET_IN_UPPER, 0, DATA, 0, DATA + 0x1000).inc(4, nv.NVC6B5_LINE_LENGTH_IN, 256).inc(4, nv.NVC6B5_LAUNCH_DMA, 0x182)
+  c.submit(PB().inc(4, nv.NVC6C0_SET_OBJECT, 0xc7b5).inc(4, nv.NVC6B5_OFFSET_IN_UPPER, 0, DATA, 0, DATA + 0x1000)
+             .inc(4, nv.NVC6B5_LINE_LENGTH_IN, 256).inc(4, nv.NVC6B5_LAUNCH_DMA, 0x182)
              .inc(4, nv.NVC6B5_SET_SEMAPHORE_A, 0, SEM, 1).inc(4, nv.NVC6B5_LAUNCH_DMA, 0x14), doorbell=False)
   gpu.doorbell(c.token)
   assert u64(mem, SEM) == 1 and u64(mem, SEM + 16) == 2

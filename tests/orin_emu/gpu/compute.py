@@ -25,7 +25,8 @@ PCAS2_SCHEDULE = {PCAS2(n) for n in ["SCHEDULE", "INVALIDATE_COPY_SCHEDULE", "PR
 PCAS2_NOLAUNCH = {PCAS2(n) for n in ["NOP", "INVALIDATE", "PREFETCH"]}
 DEP_SCHEDULE = {nv.NVC6C0_QMDV03_00_DEPENDENT_QMD0_ACTION_QMD_SCHEDULE, nv.NVC6C0_QMDV03_00_DEPENDENT_QMD0_ACTION_QMD_INVALIDATE_COPY_SCHEDULE}
 QMD_REDUCTION = ["add", "min", "max", "inc", "dec", "and", "or", "xor"]   # RED_ADD..RED_XOR numbering of QMD releases and I2M
-STRUCT_FOUR, STRUCT_ONE = nv.NVC6C0_QMDV03_00_RELEASE0_STRUCTURE_SIZE_SEMAPHORE_FOUR_WORDS, nv.NVC6C0_QMDV03_00_RELEASE0_STRUCTURE_SIZE_SEMAPHORE_ONE_WORD
+STRUCT_FOUR = nv.NVC6C0_QMDV03_00_RELEASE0_STRUCTURE_SIZE_SEMAPHORE_FOUR_WORDS
+STRUCT_ONE = nv.NVC6C0_QMDV03_00_RELEASE0_STRUCTURE_SIZE_SEMAPHORE_ONE_WORD
 
 class Compute:
   CLASS, ENGINE = nv.AMPERE_COMPUTE_B, "gr"
@@ -65,7 +66,8 @@ class Compute:
     if len(self.inline[1]) >= self.inline[2]: self.inline_done()
   def inline_done(self):
     (launch, data, _), self.inline, r = self.inline, None, self.r
-    dst, ll, pitch = (r.get(C("OFFSET_OUT_UPPER"), 0) & 0x1ffff) << 32 | r.get(C("OFFSET_OUT"), 0), r.get(C("LINE_LENGTH_IN"), 0), r.get(C("PITCH_OUT"), 0)
+    dst, ll = (r.get(C("OFFSET_OUT_UPPER"), 0) & 0x1ffff) << 32 | r.get(C("OFFSET_OUT"), 0), r.get(C("LINE_LENGTH_IN"), 0)
+    pitch = r.get(C("PITCH_OUT"), 0)
     for i in range(r.get(C("LINE_COUNT"), 1) if ll else 0): M.write(self.ch.mem, dst + i*pitch, data[i*ll:(i+1)*ll], "hub")
     self.ch.gpu.count("inline_to_memory")
     if bits(launch, 5, 4) == nv.NVC6C0_LAUNCH_DMA_COMPLETION_TYPE_RELEASE_SEMAPHORE:

@@ -22,7 +22,8 @@ class Ga10bGPU:
   def __init__(self, klog, executor=None, deterministic:bool=False, qmd_race_s:float=0.0, num_tpcs:int=4, poll_s:float=0.0002):
     """qmd_race_s: seconds between a kernel finishing and SKED reading its QMD's releases and dependent QMD back from memory, the window
     in which a host that rewrites a live QMD (tegra-facts §7.3) loses the race"""
-    self.klog, self._executor, self.deterministic, self.qmd_race_s, self.num_tpcs, self.poll_s = klog, executor, deterministic, qmd_race_s, num_tpcs, poll_s
+    self.klog, self._executor, self.deterministic = klog, executor, deterministic
+    self.qmd_race_s, self.num_tpcs, self.poll_s = qmd_race_s, num_tpcs, poll_s
     self.usermode: np.ndarray|None = None
     self.channels: dict[int, Channel] = {}
     self.counters: collections.Counter = collections.Counter()   # cache maintenance and work accounting, for tests to inspect
@@ -63,11 +64,8 @@ class Ga10bGPU:
 
   def sync(self, timeout:float|None=None) -> bool:
     """wait until no channel can make progress (drained, failed, or parked on an acquire that does not hold)"""
-    if self.deterministic:
-      self._poll_usermode()
-      self._run()
-      return True
     self._poll_usermode()
+    if self.deterministic: return self._run() or True
     with self._idle:
       self._sync_req += 1
       req = self._sync_req

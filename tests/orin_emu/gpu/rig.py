@@ -30,7 +30,8 @@ class PB:
   def imm(self, subc, addr, value): self._hdr(nv.NVC56F_DMA_SEC_OP_IMMD_DATA_METHOD, value, subc, addr); return self
   def endseg(self): self.words.append(nv.NVC56F_DMA_SEC_OP_END_PB_SEGMENT << 29); return self
   # host class helpers in tinygrad's encodings
-  def acquire(self, va, value, op=3): return self.inc(0, nv.NVC56F_SEM_ADDR_LO, va & 0xffffffff, va >> 32, value & 0xffffffff, value >> 32, op | 1 << 24)
+  def acquire(self, va, value, op=3):
+    return self.inc(0, nv.NVC56F_SEM_ADDR_LO, va & 0xffffffff, va >> 32, value & 0xffffffff, value >> 32, op | 1 << 24)
   def release(self, va, value, wfi=True, ts=True, b64=True):
     return self.inc(0, nv.NVC56F_SEM_ADDR_LO, va & 0xffffffff, va >> 32, value & 0xffffffff, value >> 32, 1 | wfi << 20 | b64 << 24 | ts << 25)
 
