@@ -1,6 +1,6 @@
 # QMD v03_00 launches through the compute class: Contract C arguments, release semaphores, dependent QMDs, the QMD-reuse race knob,
 # and the faults a kernel can cause (window collision, misalignment, unmapped VA, local memory, bad QMDs), each with its log lines.
-import re, threading, time, types
+import re, sys, threading, time, types
 import numpy as np, pytest
 from tinygrad.runtime.autogen import nv_570 as nv
 from tinygrad.runtime.ops_nv import QMD as TinyQMD
@@ -76,7 +76,7 @@ def test_qmd_decodes_tinygrads_encoding():
                release1_address_upper=0xff, release1_address_lower=0xa0000010, release1_payload_lower=7, release1_payload_upper=1,
                dependent_qmd0_pointer=0xff00000, dependent_qmd0_action=1, dependent_qmd0_enable=1)
   q.set_constant_buf_addr(0, 0xffffa01000)
-  d = QMD(bytes(q.mv), 0)
+  d = QMD(bytes(q.mv))
   assert (d.program_va, d.grid, d.block, d.shared_memory_size, d.register_count_v) == (0xfe12345600, (70000, 3, 2), (32, 4, 2), 0x1400, 40)
   assert d.cbuf(0) == (0xffffa01000, 0x400) and d.cbuf(1) is None and d.release(0) is None and d.dependent == (0xff0000000, 1)
   assert d.release(1)["va"] == 0xffa0000010 and d.release(1)["payload"] == 1 << 32 | 7
@@ -157,12 +157,22 @@ def test_unmapped_qmd_is_mmu_fault(rig):
   fault_common(rig, 31)
   assert "client type: hub, client id: fe" in [l for l in rig.log if "[MMU FAULT]" in l][1]
 
-def test_local_memory_must_be_mapped(rig):
-  rig.mem.map(BUF, 0x1000)
+def test_local_memory_must_stay_mapped(rig):
+  """shader local memory freed while kernels still use it (tegra-facts §7.15) faults on the next launch that needs it"""
+  rig.mem.map(BUF, 0x1000), rig.mem.map(0x70_0000_0000, 4 * 0x8000)
   rig.s.submit(PB().inc(1, nv.NVC6C0_SET_SHADER_LOCAL_MEMORY_A, 0x70, 0).inc(1, nv.NVC6C0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A, 0, 0x8000, 0xff))
   rig.launch(rig.qmd(0, 0, [BUF, 1], shader_local_memory_high_size=0x240))
-  fault_common(rig, 31)
-  assert rig.s.ch.error.va == 0x70_0000_0000 and rig.s.ch.error.access == "virt write" and rig.k.calls == []
+  assert rig.s.ch.error is None and len(rig.k.calls) == 1
+  rig.mem.unmap(0x70_0000_0000)
+  rig.launch(rig.qmd(0, 0, [BUF, 1], shader_local_memory_high_size=0x240))
+  assert rig.s.ch.error.va == 0x70_0000_0000 and rig.s.ch.error.access == "virt write" and len(rig.k.calls) == 1
+  assert any("[MMU FAULT]" in l and "fault addr: 0x7000000000" in l for l in rig.log)
+
+def test_default_executor_is_ptx_launch_imported_lazily(monkeypatch):
+  gpu = Ga10bGPU(print, deterministic=True)
+  launch = lambda *a, **kw: None
+  monkeypatch.setitem(sys.modules, "orin_emu.ptx", types.SimpleNamespace(launch=launch))
+  assert gpu.executor is launch
 
 @pytest.mark.parametrize("bad", ["version", "windows", "block"])
 def test_bad_launch_is_sked_exception(bad):

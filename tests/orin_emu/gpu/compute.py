@@ -76,7 +76,7 @@ class Compute:
       else: release(self.ch.mem, va, payload, 4, None if bits(launch, 12, 12) else self.ch.gpu.clock(), "hub")
 
   # QMD launch: read at launch for the grid, re-read at completion for releases and the dependent QMD (like SKED's writeback)
-  def read_qmd(self, va:int) -> QMD: return QMD(self.ch.read(va, QMD_BYTES, "hub").tobytes(), va)
+  def read_qmd(self, va:int) -> QMD: return QMD(self.ch.read(va, QMD_BYTES, "hub").tobytes())
 
   def launch(self, qmd_va:int):
     gpu = self.ch.gpu

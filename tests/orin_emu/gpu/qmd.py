@@ -6,9 +6,9 @@ FIELDS: dict[str, tuple[int, int]] = {**{k[len(PREFIX):].lower(): v for k, v in 
   **{f"{k[len(PREFIX):].lower()}_{i}": v(i) for k, v in vars(nv).items() if k.startswith(PREFIX) and callable(v) for i in range(8)}}
 
 class QMD:
-  def __init__(self, raw:bytes, va:int):
+  def __init__(self, raw:bytes):
     assert len(raw) == QMD_BYTES, len(raw)
-    self.bits, self.va = int.from_bytes(raw, "little"), va
+    self.bits = int.from_bytes(raw, "little")
   def __getattr__(self, k:str) -> int:
     if (f:=FIELDS.get(k)) is None: raise AttributeError(k)
     return (self.bits >> f[1]) & ((1 << (f[0] - f[1] + 1)) - 1)
