@@ -1,5 +1,6 @@
 # ga10b channel front end: doorbell and GP_PUT/GP_GET, ring entry fields, wrap-around, lapping, pushbuffer opcodes, illegal methods.
 import numpy as np, pytest
+from hypothesis import given, settings, strategies as st
 from tinygrad.runtime.autogen import nv_570 as nv
 from orin_emu.faults import ChannelError
 from orin_emu.gpu import Ga10bGPU
@@ -80,6 +81,19 @@ def test_decode_opcodes():
   pb.words.insert(3, 0)                          # a zero word is a NOP
   assert decode(np.array(pb.endseg().words + [0xdeadbeef], np.uint32)) == [(1, 0x100, 1), (1, 0x104, 2), (1, 0x1b4, 3), (1, 0x1b4, 4),
     (1, 0x1b0, 5), (1, 0x1b4, 6), (1, 0x1b4, 7), (2, 0x110, 0x1abc)]
+
+METHOD = st.tuples(st.sampled_from(["inc", "noninc", "oneinc", "imm"]), st.integers(0, 7), st.integers(0, 0xfff).map(lambda a: a * 4),
+                   st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=20), st.integers(0, 0x1fff))
+
+@settings(deadline=None)
+@given(st.lists(METHOD, max_size=30))
+def test_decode_matches_method_semantics(methods):
+  pb, want = PB(), []
+  for kind, subc, addr, data, imm in methods:
+    if kind == "imm": pb.imm(subc, addr, imm); want.append((subc, addr, imm)); continue
+    getattr(pb, kind)(subc, addr, *data)
+    want += [(subc, addr + 4 * (i if kind == "inc" else min(i, 1) if kind == "oneinc" else 0), d) for i, d in enumerate(data)]
+  assert decode(np.array(pb.words, np.uint32)) == want
 
 def test_truncated_method_is_pbdma_error(rig):
   gpu, mem, log = rig
