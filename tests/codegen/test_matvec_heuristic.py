@@ -87,9 +87,9 @@ OTHER_KERNEL_OPTS = collections.Counter({GROUPTOP: 11, opts((OptOps.UPCAST, 0, 4
   opts((OptOps.UPCAST, 1, 4), (OptOps.LOCAL, 0, 8), (OptOps.LOCAL, 1, 16)): 4, opts((OptOps.UNROLL, 0, 0), (OptOps.LOCAL, 0, 32)): 2,
   opts((OptOps.UPCAST, 1, 4), (OptOps.UNROLL, 0, 0), (OptOps.LOCAL, 0, 8), (OptOps.LOCAL, 1, 16)): 1})
 
-def test_llama_block_census(llama_1b_block):
-  by_weight, others = llama_1b_block
-  ren = NVRenderer("sm_87")
+@pytest.mark.parametrize("ren", RENDERERS.values(), ids=RENDERERS.keys())
+def test_llama_block_census(llama_1b_block, ren):
+  by_weight, others, ren = *llama_1b_block, ren()
   census = {name:[get_program(a, ren).applied_opts for a in asts] for name,asts in by_weight.items()}
   assert {name:[is_matvec(o) for o in ol] for name,ol in census.items()} == {name:[True] for name in by_weight}, census
   assert collections.Counter(get_program(a, ren).applied_opts for a in others) == OTHER_KERNEL_OPTS
