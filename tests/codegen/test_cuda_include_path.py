@@ -34,3 +34,8 @@ def test_wheel_nvrtc_uses_wheel_headers():
 
 def test_cuda_include_path_list(tmp_path):
   assert includes(compile_fp16_kernel(CUDA_INCLUDE_PATH=f"{tmp_path}{os.pathsep}{WHEEL_INCLUDE}")["options"]) == [str(tmp_path), str(WHEEL_INCLUDE)]
+
+def test_wheel_nvrtc_ignores_another_toolkits_cuda_path(tmp_path):
+  # CUDA_PATH naming another release (a system CUDA 13, say) must not bring its headers into the wheel NVRTC's 12.6 compile
+  (tmp_path/"include").mkdir()
+  assert includes(compile_fp16_kernel(CUDA_PATH=str(tmp_path))["options"]) == [str(WHEEL_INCLUDE)]
