@@ -47,6 +47,7 @@ def test_orin_configuration_uses_jetpack_our_module_and_satisfies_it(nix, tree):
                        'map (m: if builtins.isPath m then baseNameOf m else if builtins.isFunction m then "function" else m._file)')
   assert modules == ["jetpack-nixos stub", "function", "orin.nix"]
   host = nix.expr(f"(import {tree/'nixos/orin.nix'} {{}}).hardware")
+  assert nix.expr(f"(import {tree/'nixos/orin.nix'} {{}}).nixpkgs.config") == {"allowUnfree": True}, "CUDA redistributables are unfree"
   assert host["nvidia-jetpack"] == {"enable": True, "som": "orin-agx", "carrierBoard": "devkit", "majorVersion": "6"}
   config = nix.eval(tree/"tests/nix/eval-module.nix", root=tree, settings=host["tinygrad-orin"], jetpack=host["nvidia-jetpack"])["config"]
   assert [a["message"] for a in config["assertions"] if not a["assertion"]] == []
