@@ -54,6 +54,12 @@ def nix(tmp_path_factory) -> Nix: return Nix(tmp_path_factory.mktemp("nix"))
 def source() -> pathlib.Path: return SOURCE
 
 @pytest.fixture(scope="session")
+def sdist() -> pathlib.Path:
+  """the pinned sdist, where scripts/setup downloads it"""
+  if not (f:=SOURCE/"build/dl/tinygrad-0.12.0.tar.gz").exists(): pytest.skip(f"{f} not downloaded (run scripts/setup)")
+  return f
+
+@pytest.fixture(scope="session")
 def tree(tmp_path_factory) -> pathlib.Path:
   """a copy of the checkout's Nix-relevant files; tests that mutate take their own copy with fresh_tree"""
   return copy_tree(SOURCE, tmp_path_factory.mktemp("tree")/"repo")
