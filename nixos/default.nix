@@ -10,7 +10,7 @@ let
   inherit (lib) mkOption mkEnableOption mkIf mkDefault types;
   cfg = config.hardware.tinygrad-orin;
   group = cfg.group;
-  gpuDevfreq = ''ACTION=="add", SUBSYSTEM=="devfreq", KERNEL=="17000000.gpu"'';
+  devfreqAdded = ''ACTION=="add", SUBSYSTEM=="devfreq", KERNEL=="17000000.gpu"'';
   clockLimits = "/sys%p/min_freq /sys%p/max_freq";
   rules = pkgs.writeTextFile {
     name = "tinygrad-orin-udev-rules";
@@ -24,7 +24,7 @@ let
       ''
       # sysfs attributes have no udev GROUP/MODE keys; kernfs accepts chgrp/chmod once the device appears
       + lib.optionalString cfg.clockControl ''
-        ${gpuDevfreq}, RUN+="${pkgs.coreutils}/bin/chgrp ${group} ${clockLimits}", RUN+="${pkgs.coreutils}/bin/chmod g+w ${clockLimits}"
+        ${devfreqAdded}, RUN+="${pkgs.coreutils}/bin/chgrp ${group} ${clockLimits}", RUN+="${pkgs.coreutils}/bin/chmod g+w ${clockLimits}"
       '';
   };
 in
