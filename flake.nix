@@ -35,14 +35,16 @@
         ps.tinygrad
         ps.numpy
         ps.pytest
+        ps.pytest-xdist
         ps.hypothesis
         ps.torch
         ps.gguf
       ]);
       suites = ''
-        python -m pytest tests                           # our Tegra suites: the emulated Orin, or NV=1 on a Jetson
-        NV=1 python -m pytest tinygrad/test/test_ops.py  # upstream's suite on the GPU (needs the submodule)
-        CUDA=1 python -m pytest tinygrad/test/test_ops.py  # the same through CUDA 12.6, for side-by-side runs
+        python -m pytest tests/orin_emu                             # the emulated Orin: no GPU needed
+        NV=1 python -m pytest tests                                 # our suites on this Jetson's GPU
+        (cd tinygrad && NV=1 python -m pytest test/test_ops.py)     # upstream test_ops on the GPU (submodule)
+        (cd tinygrad && CUDA=1 python -m pytest test/test_ops.py)   # the same through CUDA 12.6, side by side
       '';
     in
     {
@@ -64,7 +66,7 @@
         shellHook = ''
           if [ -f tinygrad/tinygrad/__init__.py ]; then
             export PYTHONPATH="$PWD/tinygrad''${PYTHONPATH:+:$PYTHONPATH}"
-            echo "tinygrad: editable from $PWD/tinygrad (as checked out there: the series is applied only to the package)"
+            echo "tinygrad: editable from $PWD/tinygrad (scripts/setup applies patches/series there as commits)"
           else
             echo "tinygrad: patched 0.12.0 from the overlay (git submodule update --init tinygrad for an editable tree)"
           fi
@@ -85,11 +87,11 @@
       checks.${system} = {
         inherit tinygrad;
         devShell = self.devShells.${system}.default;
-        # our suites on the packaged tinygrad against the emulated Orin; tests/nix needs nix itself, not the sandbox
+        # the packaged tinygrad driving the emulated Orin (the suites needing the network or pip wheels stay outside)
         tests = pkgs.runCommand "tinygrad-orin-tests" { nativeBuildInputs = [ devPython pkgs.clang ]; } ''
           cp -r ${./tests} tests
           chmod -R u+w tests
-          HOME=$TMPDIR python -m pytest -p no:cacheprovider -q tests --ignore=tests/nix
+          HOME=$TMPDIR python -m pytest -p no:cacheprovider -q tests/orin_emu
           touch $out
         '';
       };

@@ -10,6 +10,8 @@ let
   inherit (lib) mkOption mkEnableOption mkIf mkDefault types;
   cfg = config.hardware.tinygrad-orin;
   group = cfg.group;
+  devfreqAdded = ''ACTION=="add", SUBSYSTEM=="devfreq", KERNEL=="17000000.gpu"'';
+  clockLimits = "/sys%p/min_freq /sys%p/max_freq";
   rules = pkgs.writeTextFile {
     name = "tinygrad-orin-udev-rules";
     # udev reads rules files in name order across directories, the last assignment wins: this name sorts after
@@ -22,7 +24,7 @@ let
       ''
       # sysfs attributes have no udev GROUP/MODE keys; kernfs accepts chgrp/chmod once the device appears
       + lib.optionalString cfg.clockControl ''
-        ACTION=="add", SUBSYSTEM=="devfreq", KERNEL=="17000000.gpu", RUN+="${pkgs.coreutils}/bin/chgrp ${group} /sys%p/min_freq /sys%p/max_freq", RUN+="${pkgs.coreutils}/bin/chmod g+w /sys%p/min_freq /sys%p/max_freq"
+        ${devfreqAdded}, RUN+="${pkgs.coreutils}/bin/chgrp ${group} ${clockLimits}", RUN+="${pkgs.coreutils}/bin/chmod g+w ${clockLimits}"
       '';
   };
 in
@@ -47,12 +49,18 @@ in
     clockControl = mkOption {
       type = types.bool;
       default = false;
-      description = "Let the group write the GPU's devfreq min_freq and max_freq (/sys/class/devfreq/17000000.gpu), e.g. to pin clocks for benchmarks.";
+      description = ''
+        Let the group write the GPU's clock limits, min_freq and max_freq in /sys/class/devfreq/17000000.gpu
+        (root only by default), e.g. to pin clocks for benchmarks.
+      '';
     };
     maxPerformance = mkOption {
       type = types.bool;
       default = true;
-      description = "Run the board in nvpmodel profile 0 (MAXN on the Orin AGX) with jetson_clocks, through jetpack-nixos's services.nvpmodel and hardware.nvidia-jetpack.maxClock.";
+      description = ''
+        Run the board in nvpmodel profile 0 (MAXN on the Orin AGX) with jetson_clocks at boot, through jetpack-nixos's
+        services.nvpmodel.profileNumber and hardware.nvidia-jetpack.maxClock.
+      '';
     };
     python = {
       enable = mkEnableOption "a Python with the patched tinygrad and numpy on the system PATH";

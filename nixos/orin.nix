@@ -14,6 +14,8 @@
     clockControl = true;
     python.enable = true;
   };
+  # L4T and the CUDA redistributables tinygrad loads (NVRTC, nvJitLink, cudart headers) are unfree
+  nixpkgs.config.allowUnfree = true;
   users.users.jetson = {
     isNormalUser = true;
     extraGroups = [ "wheel" ];

@@ -1,6 +1,6 @@
 # tinygrad 0.12.0 from its PyPI sdist with our patch series, its library lookups pointed at store paths so that
-# NV=1 and CUDA=1 work on NixOS without environment variables. CUDA is JetPack 6's 12.6, named explicitly: with
-# jetpack-nixos enabled pkgs.cudaPackages is 12.8+, without it 11.4.
+# NV=1 and CUDA=1 work on NixOS without environment variables. CUDA is JetPack 6's 12.6, named explicitly: under
+# jetpack-nixos's module pkgs.cudaPackages is 12.8+, with only its overlay 11.4.
 {
   lib,
   stdenv,

@@ -2,8 +2,8 @@
 
 Each test session gets its own chroot store and caches under a temp dir, so nothing touches /nix or ~/.cache and
 no network is needed. The repo's Nix-relevant files are copied to a temp tree first (a path: flake would otherwise
-copy .venv/ and build/ into the store); TINYGRAD_ORIN_NIX_TREE points the copy at another checkout, which is how
-test_nix_fails_when_broken runs these same tests against deliberately broken copies.
+copy .venv/ and build/ into the store); TINYGRAD_ORIN_NIX_TREE copies from another checkout instead, e.g. to try
+a branch's Nix code against main's patches/.
 """
 import json, os, pathlib, shutil, subprocess
 import pytest
@@ -52,6 +52,12 @@ def nix(tmp_path_factory) -> Nix: return Nix(tmp_path_factory.mktemp("nix"))
 
 @pytest.fixture(scope="session")
 def source() -> pathlib.Path: return SOURCE
+
+@pytest.fixture(scope="session")
+def sdist() -> pathlib.Path:
+  """the pinned sdist, where scripts/setup downloads it"""
+  if not (f:=SOURCE/"build/dl/tinygrad-0.12.0.tar.gz").exists(): pytest.skip(f"{f} not downloaded (run scripts/setup)")
+  return f
 
 @pytest.fixture(scope="session")
 def tree(tmp_path_factory) -> pathlib.Path:

@@ -33,3 +33,8 @@ def test_flake_inputs_are_what_the_lock_recorded(nix, tree):
   inputs = nix.expr(f"(import {tree/'flake.nix'}).inputs")
   assert inputs == {"nixpkgs": {"url": "github:nixos/nixpkgs/nixos-25.11"},
                     "jetpack-nixos": {"url": "github:anduril/jetpack-nixos", "inputs": {"nixpkgs": {"follows": "nixpkgs"}}}}
+
+def test_nix_takes_the_lock_as_is(nix, tree):
+  # nix only re-resolves (fetches) inputs whose lock entry no longer matches flake.nix; offline that is an error
+  meta = json.loads(nix.run("nix", "flake", "metadata", "--json", "--offline", "--no-update-lock-file", f"path:{tree}"))
+  assert meta["locks"] == json.loads((tree/"flake.lock").read_text())

@@ -29,24 +29,25 @@ def test_dev_shell_has_the_suites_tools_and_cuda_paths(nix, tree):
                      "python = map (p: p.pname) (builtins.head d.packages).pythonPackages; }")
   assert shell["name"] == "nix-shell", "mkShellNoCC: mkShell exports CC=gcc, which tinygrad's CPU backend would run"
   assert shell["packages"] == ["python3-env", "clang"]
-  assert shell["python"] == ["tinygrad", "numpy", "pytest", "hypothesis", "torch", "gguf"]
+  assert shell["python"] == ["tinygrad", "numpy", "pytest", "pytest-xdist", "hypothesis", "torch", "gguf"]
   assert set(shell["env"]) == {"LIBC_PATH", "NVRTC_PATH", "NVJITLINK_PATH", "CUDA_PATH"}
   assert "12.6" in shell["env"]["NVRTC_PATH"] and shell["env"]["CUDA_PATH"].endswith("-tinygrad-orin-cuda-root")
   hook = shell["shellHook"]
   assert 'if [ -f tinygrad/tinygrad/__init__.py ]; then\n  export PYTHONPATH="$PWD/tinygrad${PYTHONPATH:+:$PYTHONPATH}"' in hook
-  assert "git clone" not in hook and "python -m pytest tests" in hook and "NV=1 python" in hook and "CUDA=1 python" in hook
+  assert "git clone" not in hook and "python -m pytest tests/orin_emu" in hook and "NV=1 python" in hook and "CUDA=1 python" in hook
 
 def test_checks_run_our_suites_on_the_package(nix, tree):
   checks = flake_eval(nix, tree, f"checks.{SYSTEM}", "c: { tinygrad = c.tinygrad.name; tests = c.tests.script; "
                       "inputs = map (p: p.name) c.tests.nativeBuildInputs; }")
   assert checks["tinygrad"] == "python3-tinygrad-0.12.0" and checks["inputs"] == ["python3-env", "clang"]
-  assert "python -m pytest -p no:cacheprovider -q tests --ignore=tests/nix" in checks["tests"]
+  assert "python -m pytest -p no:cacheprovider -q tests/orin_emu" in checks["tests"]
 
 def test_orin_configuration_uses_jetpack_our_module_and_satisfies_it(nix, tree):
   modules = flake_eval(nix, tree, "nixosConfigurations.orin.modules",
                        'map (m: if builtins.isPath m then baseNameOf m else if builtins.isFunction m then "function" else m._file)')
   assert modules == ["jetpack-nixos stub", "function", "orin.nix"]
   host = nix.expr(f"(import {tree/'nixos/orin.nix'} {{}}).hardware")
+  assert nix.expr(f"(import {tree/'nixos/orin.nix'} {{}}).nixpkgs.config") == {"allowUnfree": True}, "CUDA redistributables are unfree"
   assert host["nvidia-jetpack"] == {"enable": True, "som": "orin-agx", "carrierBoard": "devkit", "majorVersion": "6"}
   config = nix.eval(tree/"tests/nix/eval-module.nix", root=tree, settings=host["tinygrad-orin"], jetpack=host["nvidia-jetpack"])["config"]
   assert [a["message"] for a in config["assertions"] if not a["assertion"]] == []

@@ -1,6 +1,6 @@
 """overlays/: the tinygrad Nix builds is the pinned sdist plus patches/series in order, with its library lookups
 substituted by CUDA 12.6 / driver / libc paths."""
-import base64, pathlib, shutil, subprocess
+import base64, hashlib, pathlib, shutil, subprocess, tarfile
 import pytest
 
 SDIST_SHA256 = "299cd53d9452b8689b36c7026c866b73d1e4a862ec53a8ea5bc2a412358c1bbf"  # nix-pins.md: tinygrad-0.12.0.tar.gz
@@ -61,17 +61,20 @@ def test_runtime_env_for_editable_trees(nix, tree):
   assert "ln -s /stub/cuda_cudart-12.6-include/include $out/include" in o["cudaRoot"]
   assert "ln -s /run/opengl-driver/lib/libcuda.so $out/libcuda.so" in o["cudaRoot"]
 
-def test_post_patch_applies_to_the_patched_tree(nix, tree, source, tmp_path):
-  """postPatch, run with a strict substituteInPlace stand-in, on the tree scripts/setup built (sdist + series)"""
-  built = source/"build"/"tinygrad"
-  if not (built/"tinygrad/runtime/support/c.py").exists(): pytest.skip(f"{built} not materialised (run scripts/setup)")
-  work = tmp_path/"src"
-  shutil.copytree(built/"tinygrad", work/"tinygrad", ignore=shutil.ignore_patterns("__pycache__"))
+def test_series_and_post_patch_apply_to_the_sdist_as_in_nix_build(nix, tree, sdist, tmp_path):
+  """Nix's patchPhase (GNU patch -p1, series order) then postPatch with a strict substituteInPlace, on the pinned sdist"""
+  assert hashlib.sha256(sdist.read_bytes()).hexdigest() == SDIST_SHA256
+  with tarfile.open(sdist) as tf: tf.extractall(tmp_path, filter="data")
+  work = tmp_path/"tinygrad-0.12.0"
+  for name in overlay(nix, tree)["patches"]:
+    r = subprocess.run(["patch", "-p1", "--batch", "-i", str(tree/"patches"/name)], cwd=work, capture_output=True, text=True)
+    assert r.returncode == 0, f"{name} does not apply with GNU patch:\n{r.stdout}{r.stderr}"
   strict = ('substituteInPlace() { f=$1; shift; while [ $# -gt 0 ]; do [ "$1" = --replace-fail ] || return 2; python3 -c '
             '"import sys; p,a,b=sys.argv[1:]; s=open(p).read(); assert a in s, (p, a); open(p, \'w\').write(s.replace(a, b))" "$f" "$2" "$3"'
             ' || return 1; shift 3; done; }\n')
   o = overlay(nix, tree)
-  subprocess.run(["bash", "-euc", strict + o["postPatch"]], cwd=work, check=True)
+  r = subprocess.run(["bash", "-euc", strict + o["postPatch"]], cwd=work, capture_output=True, text=True)
+  assert r.returncode == 0, f"postPatch fails after the series:\n{r.stderr}"
   for f, pairs in o["substitutions"].items():
     text = (work/f).read_text()
     assert all(new in text for _, new in pairs), f

@@ -21,7 +21,7 @@ let
       f (builtins.intersectAttrs (builtins.functionArgs f) (pkgs // ps) // args);
     buildPythonPackage = a: drv "python3-${a.pname}-${a.version}" (a // a.passthru or { });
     fetchPypi = a: a // { outPath = "/stub/pypi/${a.pname}-${a.version}.tar.gz"; };
-  } // lib.genAttrs [ "setuptools" "numpy" "pytest" "hypothesis" "torch" "gguf" ] (n: dep "python3-${n}" [ ] // { pname = n; }))
+  } // lib.genAttrs [ "setuptools" "numpy" "pytest" "pytest-xdist" "hypothesis" "torch" "gguf" ] (n: dep "python3-${n}" [ ] // { pname = n; }))
     pkgs.pythonPackagesExtensions);
   base = pkgs: {
     inherit lib config system;
