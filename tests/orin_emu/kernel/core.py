@@ -72,6 +72,9 @@ class Kernel:
     self.free_chids = list(range(511, -1, -1))   # hardware channel ids are handed out downward: tokens 511, 510, ...
     self.next_handle, self.stats, self.tag_labels = 0x80000001, collections.Counter(), {}
     self.faults.load(os.environ.get("ORIN_EMU_FAULTS", ""))
+    if not self.klog.records():   # a new machine's log starts with its boot messages
+      self.klog.nvgpu("nvgpu_nvhost_syncpt_init", 122, "INFO", "syncpt_unit_base 60000000 syncpt_unit_size 4000000 size 10000")
+      self.klog.nvgpu("tpc_pg_mask_store", 1116, "INFO", "no value change, same mask already set")
     self.gpu = None
     if (gpu:=_gpu_room()) is not None:
       self.gpu = gpu(self.klog)
@@ -228,13 +231,12 @@ def kernel() -> Kernel:
     if _kernel is None: _kernel = Kernel()
     return _kernel
 def reset(**kw) -> Kernel:
-  """A fresh Orin (tests; a forked child): the old one's fds are closed, its DRAM unmapped with it."""
+  """A fresh Orin for a test. The old one's open files stay with whoever holds them (their fds close as plain fds), so no fd number
+  is ever closed twice."""
   global _kernel
   with _kernel_lock:
     if _kernel is not None:
-      for fd in list(_kernel.files):
-        try: os.close(fd)
-        except OSError: pass
+      for fd in (_kernel.dram.fd, _kernel.usermode.fd): os.close(fd)   # its mappings stay valid for views still held
     _kernel = Kernel(**kw)
     return _kernel
 os.register_at_fork(after_in_child=lambda: globals().__setitem__("_kernel", None))   # a forked child boots its own Orin

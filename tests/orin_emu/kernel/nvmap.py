@@ -59,6 +59,8 @@ class NvmapFile(IoctlFile):
     buf = bytearray(self.k.umem.read(arg, ioc_size(req)) if ioc_dir(req) & IOC_WRITE else ioc_size(req))
     return self.call(req, arg, buf, write_back=lambda: ioc_dir(req) & IOC_READ and self.k.umem.write(arg, bytes(buf)))
 
+  def mmap(self, addr, size, prot, flags, off): raise KernelError(errno.EPERM)   # nvmap_dev.c: the client fd itself maps nothing
+
   def unknown(self, req:int) -> int:
     self.k.klog.nvmap("nvmap_ioctl", f"Unknown NVMAP_IOC = 0x{req:x}", 4)
     raise KernelError(errno.ENOTTY)
