@@ -14,6 +14,16 @@ def errno_of(fn) -> int|None:
   return None
 def proc_fds() -> int: return len(os.listdir("/proc/self/fd"))
 
+def kernel_log():
+  """/dev/kmsg opened as dmesg opens it (non-blocking) and drained; the returned function gives the records logged since, as
+  (priority, text). Reading the kernel log needs root or kernel.dmesg_restrict=0 on a Jetson."""
+  f = F("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+  def new():
+    recs = (f.read(binary=True) or b"").decode(errors="replace").splitlines()
+    return [(int(r.split(",", 1)[0]) & 7, r.split(";", 1)[1]) for r in recs if not r.startswith(" ")]
+  new()
+  return new
+
 class Orin:
   def __init__(self):
     self.nvmap, self.ctrl, self.keep = F("/dev/nvmap", os.O_RDWR | os.O_SYNC | os.O_CLOEXEC), F(CTRL, os.O_RDWR | os.O_CLOEXEC), []

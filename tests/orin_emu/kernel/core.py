@@ -183,7 +183,7 @@ class Kernel:
   def release_buffer(self, b:Buffer):
     del self.buffers[b.id]
     if b.phys is None: return
-    if self._cpu_mapped(b, file_mappings(self.dram.ino)): self.zombies.append(b)
+    if b.cpu_mapped and self._cpu_mapped(b, file_mappings(self.dram.ino)): self.zombies.append(b)
     else: self.dram.free(b.phys, b.size)
   def reap(self):
     if not self.zombies: return

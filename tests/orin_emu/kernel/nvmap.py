@@ -18,6 +18,7 @@ class Buffer:
   def __init__(self, k, hid:int, size:int):
     self.k, self.id, self.size, self.phys, self.refs = k, hid, size, None, 1
     self.flags = self.heap = self.align = 0
+    self.cpu_mapped = False   # only a buffer that was ever mmapped needs the /proc/self/maps check at release
   @property
   def cache(self) -> int: return self.flags & 3
   def view(self, off:int=0, n:int|None=None):
@@ -37,6 +38,7 @@ class DmaBufFile(File):
       self.buf.client.uc_warned = True
       self.k.klog.nvmap("nvmap_pgprot", f"PID {os.getpid()}: {comm()}: TAG: 0x{self.buf.flags >> 16:04x} WARNING: NVMAP_HANDLE_WRITE_COMBINE "
                         "should be used in place of NVMAP_HANDLE_UNCACHEABLE on ARM64", 4)
+    self.buf.cpu_mapped = True
     return self.k.dram.map_into(addr, size, prot, flags, self.buf.phys + off)
   def release(self): self.buf.put()
 

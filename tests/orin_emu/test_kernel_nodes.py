@@ -1,0 +1,34 @@
+# Device nodes and sysfs as a Jetson user-space backend sees them, and the emulator's loud failures.
+import errno, os, pytest
+import tinygrad.runtime.support.hcq as hcq
+from tegra import F, WC, PAGE, errno_of
+from orin_emu.kernel import MachineFrozen, NotEmulated
+from orin_emu.kernel.uapi import structs as S, ioctls as I
+
+DEVFREQ = "/sys/class/devfreq/17000000.gpu"
+
+def test_nodes_exist_and_list(k):
+  assert all(hcq.FileIOInterface.exists(p) for p in ("/dev/nvmap", "/dev/nvgpu/igpu0/ctrl", DEVFREQ + "/max_freq"))
+  assert set(F("/dev/nvgpu/igpu0").listdir()) >= {"ctrl", "as", "channel", "tsg", "power", "dbg", "prof"}
+  assert {"nvmap", "nvgpu"} <= set(F("/dev").listdir()) and F("/sys/class/devfreq").listdir() == ["17000000.gpu"]
+  assert hcq.FileIOInterface.readlink(DEVFREQ).endswith("/devfreq/17000000.gpu")
+
+def test_devfreq_reads_and_root_only_writes(k):
+  assert int(F(DEVFREQ + "/max_freq").read()) == k.characteristics.max_freq
+  assert "nvhost_podgov" in F(DEVFREQ + "/available_governors").read()
+  assert errno_of(lambda: F(DEVFREQ + "/cur_freq", os.O_WRONLY)) == errno.EACCES   # no store method: EACCES even for root
+  if os.geteuid() != 0: assert errno_of(lambda: F(DEVFREQ + "/min_freq", os.O_WRONLY)) == errno.EACCES
+  else:
+    F(DEVFREQ + "/min_freq", os.O_WRONLY).write(F(DEVFREQ + "/max_freq").read())
+    assert F(DEVFREQ + "/min_freq").read() == F(DEVFREQ + "/max_freq").read() == F(DEVFREQ + "/cur_freq").read()
+
+def test_oversized_gpfifo_buffer_fails_loudly(k, orin):
+  as_, tsg = orin.alloc_as(), orin.open_tsg()
+  ch, _, ring, userd = orin.channel(as_, tsg, orin.subcontext(tsg, as_), setup=False)
+  big = orin.buffer(0x300000, WC)[1]   # the 3 MiB variant that froze the board (tegra-facts.md §3.2)
+  with pytest.raises(MachineFrozen): orin.setup_bind(ch, userd, big)
+  orin.setup_bind(ch, userd, ring)
+
+def test_requests_the_driver_serves_but_the_emulator_does_not_are_loud(k, orin):
+  ch = orin.open_channel()
+  with pytest.raises(NotEmulated): ch.ioctl(I.NVGPU_IOCTL_CHANNEL_GET_USER_SYNCPOINT, S.nvgpu_get_user_syncpoint_args())
