@@ -32,3 +32,17 @@ def test_oversized_gpfifo_buffer_fails_loudly(k, orin):
 def test_requests_the_driver_serves_but_the_emulator_does_not_are_loud(k, orin):
   ch = orin.open_channel()
   with pytest.raises(NotEmulated): ch.ioctl(I.NVGPU_IOCTL_CHANNEL_GET_USER_SYNCPOINT, S.nvgpu_get_user_syncpoint_args())
+
+def test_dispatcher_copies_outputs_back_only_on_success(k):
+  from orin_emu.kernel import KernelError
+  from orin_emu.kernel.nvgpu import CtrlFile
+  class LateFailure(CtrlFile):   # a handler that fills an output field and then fails, as kernel handlers can
+    HANDLERS = {**CtrlFile.HANDLERS, "NVGPU_GPU_IOCTL_OPEN_TSG": "fail_late"}
+    def fail_late(self, a): a.tsg_fd = 99; raise KernelError(errno.EIO)
+  f = F(fd=k.install(LateFailure(k)))
+  t = S.nvgpu_gpu_open_tsg_args(tsg_fd=7)
+  assert errno_of(lambda: f.ioctl(I.NVGPU_GPU_IOCTL_OPEN_TSG, t)) == errno.EIO and t.tsg_fd == 7
+
+def test_immutable_ioctl_argument_returns_the_new_bytes_like_fcntl(k, orin):
+  out = orin.ctrl.ioctl(I.NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, bytes(S.nvgpu_gpu_get_characteristics()))
+  assert isinstance(out, bytes) and S.nvgpu_gpu_get_characteristics.from_buffer_copy(out).gpu_characteristics_buf_size == 328
