@@ -18,10 +18,10 @@ def ioctl(fd:int, request:int, arg) -> int|bytes:
     return _call(lambda: kernel().ioctl(fd, request, arg & 0xFFFFFFFFFFFFFFFF))
   mv = memoryview(arg.encode() if isinstance(arg, str) else arg).cast("B")
   tmp = ctypes.create_string_buffer(bytes(mv), max(mv.nbytes, IOCTL_BUFSZ))
-  ret = _call(lambda: kernel().ioctl(fd, request, ctypes.addressof(tmp)))
-  if mv.readonly: return tmp.raw[:mv.nbytes]
-  mv[:] = tmp.raw[:mv.nbytes]
-  return ret
+  try: ret = _call(lambda: kernel().ioctl(fd, request, ctypes.addressof(tmp)))
+  finally:
+    if not mv.readonly: mv[:] = tmp.raw[:mv.nbytes]   # fcntl copies back before it checks the result: what the kernel wrote shows
+  return tmp.raw[:mv.nbytes] if mv.readonly else ret
 
 def _call(fn):
   try: return fn()
