@@ -57,6 +57,7 @@ def test_alloc_as_rules(orin):
   a = S.nvgpu_alloc_as_args(flags=2, va_range_start=0x200000, va_range_end=0xFFFFE00000, va_range_split=0x100000000)
   assert errno_of(lambda: orin.ctrl.ioctl(I.NVGPU_GPU_IOCTL_ALLOC_AS, a)) == EINVAL
   a.as_fd = -7
+  a.va_range_split, a.reserved = 0, 1
   assert errno_of(lambda: orin.ctrl.ioctl(I.NVGPU_GPU_IOCTL_ALLOC_AS, a)) == EINVAL and a.as_fd == -7   # nothing copied back
 
 def test_open_rules(orin):

@@ -124,3 +124,15 @@ def test_thousand_alloc_free_cycles_keep_counts_flat(orin):
   before = proc_fds()
   vas = {cycle() for _ in range(1000)}
   assert proc_fds() == before and vas == {first}   # no fd left behind, and the VA comes back every time
+
+def test_cache_maintenance_on_mapped_buffers(orin):
+  # an address must lie in a CPU mapping of that very handle (whether a dma-buf mmap is an "nvmap VMA" is unconfirmed on hardware)
+  h, buf = orin.buffer(2 * PAGE)
+  h2, other = orin.buffer(PAGE)
+  p, q = orin.cpu_map(buf, 2 * PAGE), orin.cpu_map(other, PAGE)
+  op = lambda addr, handle=h, o=2, n=64: orin.nvmap.ioctl(I.NVMAP_IOC_CACHE_64, S.nvmap_cache_op_64(addr=addr, handle=handle, len=n, op=o))
+  op(p + PAGE)
+  assert errno_of(lambda: op(0)) == 22 and errno_of(lambda: op(p, o=3)) == 22 and errno_of(lambda: op(p, handle=0x7fff0000)) == 22
+  assert errno_of(lambda: op(ctypes.addressof(ctypes.c_int()))) == 99   # EADDRNOTAVAIL: not an nvmap mapping
+  assert errno_of(lambda: op(q)) == 14                                  # EFAULT: another handle's mapping
+  hcq.FileIOInterface.munmap(p, 2 * PAGE); hcq.FileIOInterface.munmap(q, PAGE)

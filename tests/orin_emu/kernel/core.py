@@ -90,9 +90,9 @@ class Kernel:
   def routes(self, path:str) -> bool: return self.path_kind(path) is not None
 
   def listdir(self, path:str) -> list[str]:
-    return {"/dev/nvgpu": ["igpu0"], IGPU0: list(IGPU0_NODES), "/sys/class/devfreq": ["17000000.gpu"],
-            DEVFREQ: sorted(self.devfreq.attrs())}.get(os.path.normpath(path)) or self._notdir()
-  def _notdir(self): raise KernelError(errno.ENOTDIR)
+    dirs = {"/dev/nvgpu": ["igpu0"], IGPU0: list(IGPU0_NODES), "/sys/class/devfreq": ["17000000.gpu"], DEVFREQ: sorted(self.devfreq.attrs())}
+    if (entries:=dirs.get(os.path.normpath(path))) is None: raise KernelError(errno.ENOTDIR)
+    return entries
   def readlink(self, path:str) -> str:
     if os.path.normpath(path) == DEVFREQ: return DEVFREQ_LINK
     raise KernelError(errno.EINVAL)

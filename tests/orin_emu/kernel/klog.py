@@ -5,7 +5,8 @@ GPU_NAME = "17000000.gpu"
 LEVELS = {"ERR": 3, "WRN": 4, "INFO": 6, "DBG": 7}
 
 def nvgpu_line(func:str, line:int, level:str, msg:str) -> str:
-  """nvgpu log.c: 'nvgpu: <gpu> <func %33s>:<line %-4d> [<LVL>]  <msg>', the message cut to 159 characters."""
+  """nvgpu log.c: 'nvgpu: <gpu> <func %33s>:<line %-4d> [<LVL>]  <msg>', the message cut to 159 characters. Where the source line
+  of an emulated message is not known (most of them), line is 0: checkers match on function and message, never on the line."""
   return f"nvgpu: {GPU_NAME} {func:>33}:{line:<4d} [{level}]  {msg[:159]}"
 def nvmap_line(func:str, msg:str) -> str: return f"nvmap: {func}() {msg}"
 
@@ -28,13 +29,23 @@ class KernelLog:
     try:
       with open(self.path) as f: lines = f.read().splitlines()
     except FileNotFoundError: return []
-    out = []
-    for seq, ln in enumerate(lines[start:], start):
-      head, _, text = ln.partition(";")
-      prio, usec, _pid = head.split(",")
-      out.append((seq, int(prio), int(usec), text))
-    return out
+    return [(seq, *parse(ln)) for seq, ln in enumerate(lines[start:], start)]
+  def read_at(self, offset:int) -> tuple[tuple[int,int,str], int]|None:
+    """The record starting at byte offset of the log and the offset after it, or None at the end (a reader's cursor)."""
+    with open(self.path, "rb") as f:
+      f.seek(offset)
+      if not (ln:=f.readline()).endswith(b"\n"): return None
+    return parse(ln.decode().rstrip("\n")), offset + len(ln)
+  def end(self) -> tuple[int, int]:
+    """(records, bytes) in the log now: where a reader seeking to the end continues."""
+    with open(self.path, "rb") as f: data = f.read()
+    return data.count(b"\n"), len(data)
   def lines(self) -> list[str]: return [r[3] for r in self.records()]
+
+def parse(ln:str) -> tuple[int,int,str]:
+  head, _, text = ln.partition(";")
+  prio, usec, _pid = head.split(",")
+  return int(prio), int(usec), text
 
 def kmsg_record(seq:int, prio:int, usec:int, text:str) -> bytes:
   """One read() of /dev/kmsg: '<prio>,<seq>,<usec>,<flags>;<text>\\n' (Documentation/ABI/testing/dev-kmsg)."""

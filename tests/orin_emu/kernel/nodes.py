@@ -40,14 +40,14 @@ class SysfsFile(File):
 class KmsgFile(File):
   """/dev/kmsg: each read() returns one record; EAGAIN at the end when opened O_NONBLOCK; seek only to 0 (start) or SEEK_END."""
   kind = "kmsg"
-  def __init__(self, k, nonblock:bool): super().__init__(k); self.seq, self.nonblock = 0, nonblock
+  def __init__(self, k, nonblock:bool): super().__init__(k); self.seq, self.off, self.nonblock = 0, 0, nonblock
   def read(self, n:int) -> bytes:
-    while not (recs:=self.k.klog.records(self.seq)[:1]):
+    while (got:=self.k.klog.read_at(self.off)) is None:
       if self.nonblock: raise KernelError(errno.EAGAIN)
       time.sleep(0.05)   # a blocking read waits for the next message, as on the device
-    rec = kmsg_record(*recs[0])
+    rec = kmsg_record(self.seq, *got[0])
     if len(rec) > n: raise KernelError(errno.EINVAL)
-    self.seq += 1
+    self.seq, self.off = self.seq + 1, got[1]
     return rec
   def write(self, data:bytes) -> int:
     # devkmsg_write: '<N>' sets the level; the facility defaults to LOG_USER (1)
@@ -57,7 +57,7 @@ class KmsgFile(File):
     return len(data)
   def seek(self, off:int, whence:int) -> int:
     if off: raise KernelError(errno.ESPIPE)
-    self.seq = len(self.k.klog.records()) if whence == os.SEEK_END else 0
+    self.seq, self.off = self.k.klog.end() if whence == os.SEEK_END else (0, 0)
     return 0
 
 class DirFile(File):

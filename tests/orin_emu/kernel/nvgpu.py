@@ -26,6 +26,7 @@ class CtrlFile(IoctlFile):
   def alloc_as(self, a):
     pde = 1 << 21   # derived from the default big-page size even with big pages off; ALLOC_AS needs 2 MiB alignment on ga10b
     if a.big_page_size != 0: raise KernelError(errno.EINVAL)   # available_big_page_sizes is 0 on ga10b
+    if a.reserved: raise KernelError(errno.EINVAL)
     if not a.va_range_start or not a.va_range_end or a.va_range_start % pde or a.va_range_end % pde: raise KernelError(errno.EINVAL)
     if a.va_range_start >= a.va_range_end: raise KernelError(errno.EINVAL)
     if a.va_range_split and (a.flags & consts.NVGPU_GPU_IOCTL_ALLOC_AS_FLAGS_UNIFIED_VA or a.big_page_size == 0): raise KernelError(errno.EINVAL)

@@ -124,8 +124,7 @@ class Vm:
 class AsFile(IoctlFile):
   kind, MAGIC, LAST, MAX_ARG = "as", "A", limits["NVGPU_AS_IOCTL_LAST"], limits["NVGPU_AS_IOCTL_MAX_ARG_SIZE"]
   HANDLERS = {"NVGPU_AS_IOCTL_BIND_CHANNEL": "bind_channel", "NVGPU_AS_IOCTL_ALLOC_SPACE": "alloc_space", "NVGPU32_AS_IOCTL_ALLOC_SPACE": "alloc_space",
-              "NVGPU_AS_IOCTL_FREE_SPACE": "free_space", "NVGPU_AS_IOCTL_MAP_BUFFER_EX": "map_buffer_ex", "NVGPU_AS_IOCTL_UNMAP_BUFFER": "unmap_buffer",
-              "NVGPU_AS_IOCTL_GET_VA_REGIONS": "get_va_regions"}
+              "NVGPU_AS_IOCTL_FREE_SPACE": "free_space", "NVGPU_AS_IOCTL_MAP_BUFFER_EX": "map_buffer_ex", "NVGPU_AS_IOCTL_UNMAP_BUFFER": "unmap_buffer"}
   def __init__(self, k, vm:Vm): super().__init__(k); self.vm = vm
   def release(self): self.vm.put()
 
@@ -164,9 +163,3 @@ class AsFile(IoctlFile):
 
   def unmap_buffer(self, a): self.vm.unmap(a.offset)
 
-  def get_va_regions(self, a):
-    # one region per page size the VM has: 4 KiB only without big pages
-    from orin_emu.kernel.uapi import structs
-    reg = structs.nvgpu_as_va_region(offset=self.vm.start, page_size=PAGE, pages=(self.vm.end - self.vm.start) // PAGE)
-    if a.buf_size >= len(bytes(reg)): self.k.umem.write(a.buf_addr, bytes(reg))
-    a.buf_size = len(bytes(reg))
