@@ -70,7 +70,7 @@ class Kernel:
     self.zombies: list[Buffer] = []   # released by everything but a CPU mapping that still exists
     self.vms, self.tsgs, self.channels = set(), set(), {}
     self.free_chids = list(range(511, -1, -1))   # hardware channel ids are handed out downward: tokens 511, 510, ...
-    self.next_handle, self.stats, self.tag_labels = 0x80000001, collections.Counter(), {}
+    self.next_handle, self.stats, self.tag_labels = 0x80000000, collections.Counter(), {}
     self.faults.load(os.environ.get("ORIN_EMU_FAULTS", ""))
     if not self.klog.records():   # a new machine's log starts with its boot messages
       self.klog.nvgpu("nvgpu_nvhost_syncpt_init", 122, "INFO", "syncpt_unit_base 60000000 syncpt_unit_size 4000000 size 10000")

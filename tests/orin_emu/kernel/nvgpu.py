@@ -135,17 +135,16 @@ class Channel:
     k.channels[chid] = self
 
   def fault(self, fault:GpuFault):
-    """A GPU-side error on this channel (from the GPU room, or injected): error state, SM error record, error notifier."""
-    with self.k.lock:
-      self.error = fault
-      if isinstance(fault, SMException) and self.tsg is not None: self.tsg.sm_errors[0] = (fault.global_esr, fault.warp_esr, fault.pc)
-      if self.notifier is not None:
-        buf, off = self.notifier
-        code = getattr(fault, "notifier_code", NOTIFIER.get(type(fault), consts.NVGPU_CHANNEL_PBDMA_ERROR))
-        ns = time.time_ns()
-        n = structs.nvgpu_notification(info32=code, status=0xFFFF)
-        n.nanoseconds[0], n.nanoseconds[1] = ns & 0xFFFFFFFF, ns >> 32
-        buf.view(off, 16)[:] = memoryview(bytes(n)).cast("B")
+    """A GPU-side error on this channel (from the GPU room, or injected): error state, SM error record, error notifier.
+    Takes no kernel lock: the GPU thread calls it while a host thread may hold the lock waiting in remove_channel."""
+    self.error = fault
+    if isinstance(fault, SMException) and (tsg:=self.tsg) is not None: tsg.sm_errors[0] = (fault.global_esr, fault.warp_esr, fault.pc)
+    if (note:=self.notifier) is not None:
+      code = getattr(fault, "notifier_code", NOTIFIER.get(type(fault), consts.NVGPU_CHANNEL_PBDMA_ERROR))
+      ns = time.time_ns()
+      n = structs.nvgpu_notification(info32=code, status=0xFFFF)
+      n.nanoseconds[0], n.nanoseconds[1] = ns & 0xFFFFFFFF, ns >> 32
+      note[0].view(note[1], 16)[:] = memoryview(bytes(n)).cast("B")
 
   def close(self):
     if self.k.gpu is not None and self.bound: self.k.gpu.remove_channel(self.chid)

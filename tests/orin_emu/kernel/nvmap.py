@@ -1,12 +1,12 @@
 # nvmap: handles (IDs from 0x80000000 up), their memory in emulated DRAM, and dma-buf fds (tegra-facts.md §1.1, §2.8).
 from __future__ import annotations
 import errno, mmap, os
-from orin_emu.kernel.files import File, IoctlFile, KernelError
+from orin_emu.kernel.files import File, IoctlFile, KernelError, NotEmulated
 from orin_emu.kernel.memory import PAGE
 from orin_emu.kernel.uapi import consts, limits, ioc_type, ioc_nr, ioc_size, ioc_dir, IOC_READ, IOC_WRITE
 
 HEAP_EXCLUSIVE = consts.NVMAP_HEAP_CARVEOUT_IVM | consts.NVMAP_HEAP_CARVEOUT_VIDMEM
-MAX_NUMNODES = 1   # L4T kernels for Orin are built without NUMA (unconfirmed); valid numa_nid are -1 and 0
+MAX_NUMNODES = 1   # L4T kernels for Orin are built without NUMA (unconfirmed); the check lets -1 and 0..MAX_NUMNODES through
 TAG_WARNING = ("WARNING: All NvMap Allocations must have a tag to identify the subsystem allocating memory."
                "Please pass the tag to the API call NvRmMemHanldeAllocAttr() or relevant.")
 
@@ -31,6 +31,9 @@ class Buffer:
 class DmaBufFile(File):
   kind = "dmabuf"
   def __init__(self, k, buf:Buffer): super().__init__(k); self.buf = buf.get()
+  def ioctl(self, req:int, arg:int) -> int:
+    if ioc_type(req) == ord("b"): raise NotEmulated(f"dma-buf ioctl 0x{req:08X} is served by the real kernel but not emulated")
+    raise KernelError(errno.ENOTTY)
   def mmap(self, addr, size, prot, flags, off):
     if self.buf.phys is None: raise KernelError(errno.EINVAL)   # nvmap refuses to map an unallocated handle (unconfirmed errno)
     if off + size > self.buf.size: raise KernelError(errno.EINVAL)   # dma_buf_mmap_internal: beyond the buffer
@@ -77,18 +80,19 @@ class NvmapFile(IoctlFile):
   def create64(self, a): a.handle64 = self._new(a.size64).id   # CREATE_64 returns the handle at offset 0
 
   def alloc(self, a):
-    if (b:=self.handles.get(a.handle)) is None: raise KernelError(errno.EINVAL)
-    if a.align & (a.align - 1): raise KernelError(errno.EINVAL)
-    if not (a.numa_nid == -1 or 0 <= a.numa_nid < MAX_NUMNODES):
+    # nvmap_ioctl_alloc's order, then nvmap_alloc_handle's
+    if a.align & (a.align - 1) or a.handle == 0: raise KernelError(errno.EINVAL)
+    if a.numa_nid > MAX_NUMNODES or (a.numa_nid != -1 and a.numa_nid < 0):
       self.k.klog.nvmap("nvmap_ioctl_alloc", f"numa id:{a.numa_nid} is invalid")
       raise KernelError(errno.EINVAL)
+    if (b:=self.handles.get(a.handle)) is None: raise KernelError(errno.EINVAL)
+    self.k.faults.check_alloc()
     if b.phys is not None: raise KernelError(errno.EEXIST)
-    if a.heap_mask == 0 or (a.heap_mask & HEAP_EXCLUSIVE and a.heap_mask & ~HEAP_EXCLUSIVE): raise KernelError(errno.EINVAL)
-    if not a.heap_mask & consts.NVMAP_HEAP_IOVMM: raise KernelError(errno.ENOMEM)   # only IOVMM is emulated; 1<<31 gives ENOMEM on the Orin
     if (a.flags >> 16) == 0 and not self.tag_warned:
       self.tag_warned = True
       self.k.klog.nvmap("nvmap_alloc_handle", f"PID {os.getpid()}: {comm()}: {TAG_WARNING}")
-    self.k.faults.check_alloc()
+    if a.heap_mask == 0 or (a.heap_mask & HEAP_EXCLUSIVE and a.heap_mask & ~HEAP_EXCLUSIVE): raise KernelError(errno.EINVAL)
+    if not a.heap_mask & consts.NVMAP_HEAP_IOVMM: raise KernelError(errno.ENOMEM)   # only IOVMM is emulated; 1<<31 gives ENOMEM on the Orin
     b.phys = self.k.alloc_dram(b.size, max(a.align, PAGE))
     b.flags = a.flags & ~consts.NVMAP_HANDLE_KIND_SPECIFIED
     b.heap, b.align = a.heap_mask, max(a.align, PAGE)
