@@ -2,7 +2,7 @@
 import ctypes, os, pytest
 from orin_emu.kernel import KernelError
 import tinygrad.runtime.support.hcq as hcq
-from tegra import PAGE, errno_of
+from tegra import PAGE
 
 def test_alloc_free_cycles_leave_nothing(k, orin):
   as_ = orin.alloc_as(windows=True)

@@ -1,7 +1,7 @@
 # Device nodes and sysfs as a Jetson user-space backend sees them, and the emulator's loud failures.
 import errno, os, pytest
 import tinygrad.runtime.support.hcq as hcq
-from tegra import F, WC, PAGE, errno_of
+from tegra import F, WC, errno_of
 from orin_emu.kernel import MachineFrozen, NotEmulated
 from orin_emu.kernel.uapi import structs as S, ioctls as I
 
@@ -46,3 +46,10 @@ def test_dispatcher_copies_outputs_back_only_on_success(k):
 def test_immutable_ioctl_argument_returns_the_new_bytes_like_fcntl(k, orin):
   out = orin.ctrl.ioctl(I.NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, bytes(S.nvgpu_gpu_get_characteristics()))
   assert isinstance(out, bytes) and S.nvgpu_gpu_get_characteristics.from_buffer_copy(out).gpu_characteristics_buf_size == 328
+
+def test_characteristics_are_configurable(monkeypatch):
+  from orin_emu.kernel import reset
+  monkeypatch.setenv("ORIN_EMU_CHARACTERISTICS", "num_gpc=2,max_veid_count_per_tsg=0x10")
+  k = reset(num_tpc_per_gpc=2)
+  c = k.characteristics
+  assert (c.num_gpc, c.gpc_mask, c.num_tpc_per_gpc, c.max_veid_count_per_tsg, c.arch) == (2, 3, 2, 16, 0x170)

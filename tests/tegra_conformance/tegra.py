@@ -1,5 +1,5 @@
 # A hand-driven ga10b for the conformance tests: the bring-up steps of tegra-facts.md §3 as raw ioctls, nothing cached.
-import ctypes, errno, mmap, os
+import ctypes, mmap, os
 import tinygrad.runtime.support.hcq as hcq
 from orin_emu.kernel.uapi import structs as S, ioctls as I, consts as C
 

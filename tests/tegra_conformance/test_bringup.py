@@ -1,7 +1,7 @@
 # Bringing up the ga10b by hand, as TegraIface will: characteristics, AS and window reservations, TSG, subcontext, channels, objects.
 import ctypes, mmap, os
 import tinygrad.runtime.support.hcq as hcq
-from tegra import F, CTRL, PAGE, WC, errno_of
+from tegra import F, CTRL, PAGE, errno_of
 from orin_emu.kernel.uapi import UAPI, structs as S, ioctls as I, gpu_flags
 
 OBS = UAPI["observed_ga10b_characteristics_decode"]
@@ -57,6 +57,6 @@ def test_get_tpc_masks(orin):
   assert a.mask_buf_size == 4 * c.max_gpc_count and buf[0] == (1 << c.num_tpc_per_gpc) - 1
 
 def test_flush_l2(orin):
-  orin.ctrl.ioctl(I.NVGPU_GPU_IOCTL_FLUSH_L2, a:=S.nvgpu_gpu_l2_fb_args(l2_flush=1, fb_flush=1))
+  orin.ctrl.ioctl(I.NVGPU_GPU_IOCTL_FLUSH_L2, S.nvgpu_gpu_l2_fb_args(l2_flush=1, fb_flush=1))
   for bad in (dict(), dict(l2_invalidate=1), dict(l2_invalidate=1, fb_flush=1)):
     assert errno_of(lambda: orin.ctrl.ioctl(I.NVGPU_GPU_IOCTL_FLUSH_L2, S.nvgpu_gpu_l2_fb_args(**bad))) == 22, bad

@@ -1,5 +1,5 @@
 # The driver's log lines, read from /dev/kmsg the way dmesg reads it (tegra-facts.md §8).
-import os, re
+import re
 import pytest
 from tegra import WC, PAGE, kernel_log, errno_of
 from orin_emu.kernel.uapi import IOC

@@ -1,14 +1,14 @@
 # The emulated Jetson Orin's kernel: one ga10b, its device nodes and open files, nvmap buffers in emulated DRAM, the kernel log,
 # fault injection and leak counts. One per process (kernel()); the seam (orin_emu.seam) routes FileIOInterface calls here.
 from __future__ import annotations
-import collections, ctypes, errno, json, os, threading
+import collections, errno, os, threading
 from orin_emu.kernel.files import File, KernelError, NotEmulated
 from orin_emu.kernel.klog import KernelLog
 from orin_emu.kernel.memory import Dram, SharedPages, UserMemory, file_mappings, PAGE
 from orin_emu.kernel.nodes import DEVFREQ, DEVFREQ_LINK, IGPU0, IGPU0_NODES, DevFreq, DirFile, KmsgFile, SysfsFile
 from orin_emu.kernel.nvgpu import Channel, ChannelFile, CtrlFile
 from orin_emu.kernel.nvmap import Buffer, DmaBufFile, NvmapFile
-from orin_emu.kernel.uapi import UAPI, gpu_flags, ioctl_names, structs
+from orin_emu.kernel.uapi import UAPI, ioctl_names, structs
 
 # not observed on the Orin (configurable): litter values give 2 GPCs, the header comment 64 VEIDs per TSG
 UNOBSERVED = {"max_gpc_count": 2, "max_veid_count_per_tsg": 64, "num_ppc_per_gpc": 1, "graphics_preemption_mode_flags": 0,
@@ -21,7 +21,7 @@ def ga10b_characteristics(**overrides):
   for f in UAPI["structs"]["nvgpu_gpu_characteristics"]["fields"]:
     if (v:=obs.get(f["name"])) is not None and not isinstance(v, list): setattr(c, f["name"], int(v, 16) if isinstance(v, str) else v)
   vals = {"fbp_en_mask": 0x3, "max_ltc_per_fbp": 1, "max_lts_per_ltc": 4, "num_ltc": 2, "max_freq": 1300000000, "max_gpfifo_entries": 1 << 28,
-          **UNOBSERVED, **overrides}
+          **UNOBSERVED, **({"gpc_mask": (1 << overrides["num_gpc"]) - 1} if "num_gpc" in overrides else {}), **overrides}
   for n, v in vals.items():
     if n == "chipname": continue
     setattr(c, n, v)
@@ -58,12 +58,16 @@ class Faults:
       if kind == "alloc": self.alloc(int(p[0]) if p else 1)
       else: getattr(self, kind)(p[0], getattr(errno, p[1]), int(p[2]) if len(p) > 2 else 1)
 
+def env_characteristics() -> dict:
+  """ORIN_EMU_CHARACTERISTICS='num_gpc=2,num_tpc_per_gpc=4': other GET_CHARACTERISTICS values for a subprocess's Orin."""
+  return {n: int(v, 0) for n, v in (item.split("=") for item in filter(None, os.environ.get("ORIN_EMU_CHARACTERISTICS", "").split(",")))}
+
 class Kernel:
   def __init__(self, dram_size:int=64 << 30, **characteristics):
     self.lock = threading.RLock()
     self.klog, self.umem = KernelLog(), UserMemory()
     self.dram, self.usermode = Dram(dram_size), SharedPages("orin-emu-usermode", 0x10000)
-    self.characteristics = ga10b_characteristics(**characteristics)
+    self.characteristics = ga10b_characteristics(**{**env_characteristics(), **characteristics})
     self.ioctl_names, self.faults, self.devfreq = ioctl_names, Faults(), DevFreq()
     self.files: dict[int, File] = {}
     self.buffers: dict[int, Buffer] = {}
@@ -109,7 +113,7 @@ class Kernel:
       elif p.startswith(DEVFREQ + "/"):
         if flags & os.O_ACCMODE != os.O_RDONLY and (os.geteuid() != 0 or p[len(DEVFREQ) + 1:] not in DevFreq.WRITABLE): raise KernelError(errno.EACCES)
         f = SysfsFile(self, p[len(DEVFREQ) + 1:])
-      else: f = DirFile(self, self.listdir(p))
+      else: f = DirFile(self)
       return self.install(f, cloexec=bool(flags & os.O_CLOEXEC))
 
   def install(self, f:File, cloexec:bool=True) -> int:
@@ -227,6 +231,7 @@ _kernel_lock = threading.Lock()
 def kernel() -> Kernel:
   """The process-wide emulated Orin, created on first use."""
   global _kernel
+  if _kernel is not None: return _kernel
   with _kernel_lock:
     if _kernel is None: _kernel = Kernel()
     return _kernel

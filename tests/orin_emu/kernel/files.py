@@ -1,10 +1,10 @@
 # Open files of the emulated kernel and the ioctl dispatchers (tegra-facts.md §2.2). Each open file is backed by a real fd (a tiny
 # memfd), so fd numbers, close-on-exec and /proc/self/fd counts are the OS's own.
 from __future__ import annotations
-import ctypes, errno, os
+import ctypes, errno
 from typing import TYPE_CHECKING
 from orin_emu.kernel.memory import KernelError
-from orin_emu.kernel.uapi import UAPI, structs, ioctls, ioc_dir, ioc_nr, ioc_size, ioc_type, IOC_READ, IOC_WRITE
+from orin_emu.kernel.uapi import UAPI, structs, ioc_dir, ioc_nr, ioc_size, ioc_type, IOC_READ, IOC_WRITE
 if TYPE_CHECKING: from orin_emu.kernel.core import Kernel
 
 class NotEmulated(RuntimeError):
@@ -18,7 +18,6 @@ class File:
   def read(self, n:int) -> bytes: raise KernelError(errno.EINVAL)
   def write(self, data:bytes) -> int: raise KernelError(errno.EINVAL)
   def seek(self, off:int, whence:int) -> int: raise KernelError(errno.ESPIPE)
-  def listdir(self) -> list[str]: raise KernelError(errno.ENOTDIR)
   def release(self): pass
 
 def _arg_type(name:str):
@@ -36,9 +35,9 @@ class IoctlFile(File):
     if ioc_type(req) != ord(self.MAGIC) or ioc_nr(req) == 0 or ioc_nr(req) > self.LAST or ioc_size(req) > self.MAX_ARG:
       raise KernelError(errno.EINVAL)
     buf = bytearray(self.k.umem.read(arg, ioc_size(req)) if ioc_dir(req) & IOC_WRITE else ioc_size(req))
-    return self.call(req, arg, buf, write_back=lambda: ioc_dir(req) & IOC_READ and self.k.umem.write(arg, bytes(buf)))
+    return self.call(req, buf, write_back=lambda: ioc_dir(req) & IOC_READ and self.k.umem.write(arg, bytes(buf)))
 
-  def call(self, req:int, arg:int, buf:bytearray, write_back) -> int:
+  def call(self, req:int, buf:bytearray, write_back) -> int:
     if (name:=self.handler_name(req)) is None: return self.unknown(req)
     self.k.faults.check_ioctl(name, req)
     st = _arg_type(name)

@@ -61,6 +61,5 @@ class KmsgFile(File):
     return 0
 
 class DirFile(File):
+  """An open emulated directory: only its fd (FileIOInterface.listdir goes by path)."""
   kind = "dir"
-  def __init__(self, k, entries:list[str]): super().__init__(k); self.entries = entries
-  def listdir(self) -> list[str]: return list(self.entries)

@@ -1,6 +1,6 @@
 # nvmap: handles (IDs from 0x80000000 up), their memory in emulated DRAM, and dma-buf fds (tegra-facts.md §1.1, §2.8).
 from __future__ import annotations
-import errno, mmap, os
+import errno, os
 from orin_emu.kernel.files import File, IoctlFile, KernelError, NotEmulated
 from orin_emu.kernel.memory import PAGE
 from orin_emu.kernel.uapi import consts, limits, ioc_type, ioc_nr, ioc_size, ioc_dir, IOC_READ, IOC_WRITE
@@ -62,7 +62,7 @@ class NvmapFile(IoctlFile):
     if (name:=self.handler_name(req)) is None: return self.unknown(req)
     if name == "NVMAP_IOC_FREE": self.k.faults.check_ioctl(name, req); self.free(arg); return 0
     buf = bytearray(self.k.umem.read(arg, ioc_size(req)) if ioc_dir(req) & IOC_WRITE else ioc_size(req))
-    return self.call(req, arg, buf, write_back=lambda: ioc_dir(req) & IOC_READ and self.k.umem.write(arg, bytes(buf)))
+    return self.call(req, buf, write_back=lambda: ioc_dir(req) & IOC_READ and self.k.umem.write(arg, bytes(buf)))
 
   def mmap(self, addr, size, prot, flags, off): raise KernelError(errno.EPERM)   # nvmap_dev.c: the client fd itself maps nothing
 
