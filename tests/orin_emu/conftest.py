@@ -5,8 +5,9 @@ from orin_emu.kernel import reset
 
 @pytest.fixture
 def k():
-  """A freshly booted emulated Orin for one test (the process-wide one is replaced)."""
-  return reset()
+  """A freshly booted emulated Orin for one test; afterwards another, so no test's settings leak into the next."""
+  yield reset()
+  reset()
 
 @pytest.fixture
 def orin(k):

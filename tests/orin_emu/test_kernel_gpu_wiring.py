@@ -15,11 +15,14 @@ class RecorderGPU:
     if cls not in (0xC7C0, 0xC7B5): raise ChannelError(f"class 0x{cls:x} not implemented")
     self.calls.append(("alloc_obj", chid, cls))
   def remove_channel(self, chid): self.calls.append(("remove_channel", chid))
+  def flush_l2(self, *bits): self.calls.append(("flush_l2", *bits))
 
 @pytest.fixture
 def gk(monkeypatch):
   monkeypatch.setattr(core, "_gpu_room", lambda: RecorderGPU)
-  return reset()
+  yield reset()
+  monkeypatch.undo()
+  reset()
 
 @pytest.fixture
 def gorin(gk):
@@ -46,8 +49,11 @@ def test_channels_reach_the_gpu(gk, gorin):
   va = gorin.map(as_, gorin.buffer(0x1000)[1])
   assert mem.lookup(va)[0] == va   # the channel's GpuMemory is its AS's
   assert ("alloc_obj", 511, 0xC7C0) in gk.gpu.calls and ("alloc_obj", 510, 0xC7B5) in gk.gpu.calls
-  on_error(MMUFault(va))
+  h, note = gorin.buffer(0x1000)
+  compute.ioctl(I.NVGPU_IOCTL_CHANNEL_SET_ERROR_NOTIFIER, S.nvgpu_set_error_notifier(offset=0, size=16, mem=note.fd))
+  on_error(MMUFault(va))   # a GPU without an error_notifier view of its own: the kernel room writes the notifier
   assert (compute.ioctl(I.NVGPU_IOCTL_CHANNEL_GET_TIMEDOUT, g:=S.nvgpu_get_param_args()), g.value) == (0, 1)
+  assert S.nvgpu_notification.from_buffer_copy(ctypes.string_at(gorin.cpu_map(note, 0x1000), 16)).info32 == 31
   del compute
   assert gk.gpu.calls[-1] == ("remove_channel", 511)
 

@@ -47,9 +47,8 @@ def test_immutable_ioctl_argument_returns_the_new_bytes_like_fcntl(k, orin):
   out = orin.ctrl.ioctl(I.NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, bytes(S.nvgpu_gpu_get_characteristics()))
   assert isinstance(out, bytes) and S.nvgpu_gpu_get_characteristics.from_buffer_copy(out).gpu_characteristics_buf_size == 328
 
-def test_characteristics_are_configurable(monkeypatch):
+def test_characteristics_are_configurable(k, monkeypatch):
   from orin_emu.kernel import reset
   monkeypatch.setenv("ORIN_EMU_CHARACTERISTICS", "num_gpc=2,max_veid_count_per_tsg=0x10")
-  k = reset(num_tpc_per_gpc=2)
-  c = k.characteristics
+  c = reset(num_tpc_per_gpc=2).characteristics
   assert (c.num_gpc, c.gpc_mask, c.num_tpc_per_gpc, c.max_veid_count_per_tsg, c.arch) == (2, 3, 2, 16, 0x170)

@@ -53,6 +53,7 @@ class CtrlFile(IoctlFile):
   def flush_l2(self, a):
     if not (a.l2_flush or a.fb_flush) or (a.l2_invalidate and not a.l2_flush): raise KernelError(errno.EINVAL)
     self.k.stats["l2_flush"] += a.l2_flush; self.k.stats["l2_invalidate"] += a.l2_invalidate; self.k.stats["fb_flush"] += a.fb_flush
+    if self.k.gpu is not None: self.k.gpu.flush_l2(bool(a.l2_flush), bool(a.l2_invalidate), bool(a.fb_flush))
 
   def mmap(self, addr, size, prot, flags, off):
     # gk20a_ctrl_dev_mmap: the usermode register page (doorbell at +0x90), once per ctrl fd while that mapping lives
@@ -130,21 +131,29 @@ class Channel:
     self.vm: Vm|None = None
     self.tsg: Tsg|None = None
     self.veid, self.wdt, self.wdt_timeout_ms, self.timeout_ms, self.deterministic, self.bound = 0, True, 0, 0, False, False
-    self.gpfifo = self.userd = self.notifier = self.ring_map = None
+    self.gpfifo = self.userd = self.notifier = self.ring_map = self.gpu_ch = None
     self.entries, self.error, self.classes = 0, None, []
     k.channels[chid] = self
 
-  def fault(self, fault:GpuFault):
-    """A GPU-side error on this channel (from the GPU room, or injected): error state, SM error record, error notifier.
-    Takes no kernel lock: the GPU thread calls it while a host thread may hold the lock waiting in remove_channel."""
+  def gpu_fault(self, fault:GpuFault):
+    """Contract B's on_error. A GPU channel that took the notifier view (orin_emu.gpu's error_notifier) has written it already,
+    with the code of the engine that faulted."""
+    self.fault(fault, notify=not hasattr(self.gpu_ch, "error_notifier"))
+
+  def fault(self, fault:GpuFault, notify:bool=True):
+    """A GPU-side error on this channel: error state, SM error record, error notifier. Takes no kernel lock: the GPU thread calls
+    it while a host thread may hold the lock waiting in remove_channel."""
     self.error = fault
     if isinstance(fault, SMException) and (tsg:=self.tsg) is not None: tsg.sm_errors[0] = (fault.global_esr, fault.warp_esr, fault.pc)
-    if (note:=self.notifier) is not None:
+    if (note:=self.notifier) is not None and notify:
       code = getattr(fault, "notifier_code", NOTIFIER.get(type(fault), consts.NVGPU_CHANNEL_PBDMA_ERROR))
       ns = time.time_ns()
       n = structs.nvgpu_notification(info32=code, status=0xFFFF)
       n.nanoseconds[0], n.nanoseconds[1] = ns & 0xFFFFFFFF, ns >> 32
       note[0].view(note[1], 16)[:] = memoryview(bytes(n)).cast("B")
+
+  def share_notifier(self):
+    if self.notifier is not None and hasattr(self.gpu_ch, "error_notifier"): self.gpu_ch.error_notifier = self.notifier[0].view(self.notifier[1], 16)
 
   def close(self):
     if self.k.gpu is not None and self.bound: self.k.gpu.remove_channel(self.chid)
@@ -190,7 +199,8 @@ class ChannelFile(IoctlFile):
     ch.ring_map = ch.vm.map_kernel(gpfifo)
     a.work_submit_token, a.gpfifo_gpu_va, a.userd_gpu_va, a.usermode_mmio_gpu_va = ch.token, 0, 0, 0   # no GPU_MMIO on ga10b: VAs stay 0
     if self.k.gpu is not None:
-      self.k.gpu.add_channel(ch.chid, ch.token, ch.vm.mem, gpfifo.view(), n, userd.view(0, PAGE), ch.fault)
+      ch.gpu_ch = self.k.gpu.add_channel(ch.chid, ch.token, ch.vm.mem, gpfifo.view(), n, userd.view(0, PAGE), ch.gpu_fault)
+      ch.share_notifier()
 
   def alloc_obj_ctx(self, a):
     ch = self.ch
@@ -219,6 +229,7 @@ class ChannelFile(IoctlFile):
     if self.ch.notifier is not None: self.ch.notifier[0].put()
     self.ch.notifier = (buf.get(), a.offset)
     buf.view(a.offset, 16)[:] = 0
+    self.ch.share_notifier()
 
   def set_timeout(self, a): self.ch.timeout_ms = a.timeout
   def get_timedout(self, a): a.value = int(self.ch.error is not None)
