@@ -1,6 +1,6 @@
 # The kernel log in the real formats (tegra-facts.md §8) and /dev/kmsg semantics. Records go to one append-only file shared with
 # child processes (ORIN_EMU_KMSG), so a log checker sees every emulated process's messages, as one kernel's log on a Jetson.
-import os, tempfile, time, threading
+import atexit, os, tempfile, time, threading
 GPU_NAME = "17000000.gpu"
 LEVELS = {"ERR": 3, "WRN": 4, "INFO": 6, "DBG": 7}
 
@@ -16,6 +16,7 @@ class KernelLog:
       fd, path = tempfile.mkstemp(prefix="orin-emu-kmsg-", suffix=".log")
       os.close(fd)
       os.environ["ORIN_EMU_KMSG"] = path   # children (BEAM workers, subprocess tests) append to the same log
+      atexit.register(lambda pid=os.getpid(): os.getpid() == pid and os.path.exists(path) and os.unlink(path))   # the machine goes with its owner
     self.path, self.lock = path, threading.Lock()
   def __call__(self, line:str, prio:int|None=None):
     """Contract B's sink: one fully formatted line; the priority comes from the nvgpu level tag (pr_err/pr_warn/pr_info), else warning."""
