@@ -17,6 +17,7 @@ def ioctl(fd:int, request:int, arg) -> int|bytes:
     if not -2**31 <= arg < 2**31: raise OverflowError("signed integer is greater than maximum" if arg > 0 else "signed integer is less than minimum")
     return _call(lambda: kernel().ioctl(fd, request, arg & 0xFFFFFFFFFFFFFFFF))
   mv = memoryview(arg.encode() if isinstance(arg, str) else arg).cast("B")
+  if mv.readonly and mv.nbytes > IOCTL_BUFSZ: raise ValueError("ioctl string arg too long")
   tmp = ctypes.create_string_buffer(bytes(mv), max(mv.nbytes, IOCTL_BUFSZ))
   try: ret = _call(lambda: kernel().ioctl(fd, request, ctypes.addressof(tmp)))
   finally:

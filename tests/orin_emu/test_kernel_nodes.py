@@ -52,3 +52,6 @@ def test_characteristics_are_configurable(k, monkeypatch):
   monkeypatch.setenv("ORIN_EMU_CHARACTERISTICS", "num_gpc=2,max_veid_count_per_tsg=0x10")
   c = reset(num_tpc_per_gpc=2).characteristics
   assert (c.num_gpc, c.gpc_mask, c.num_tpc_per_gpc, c.max_veid_count_per_tsg, c.arch) == (2, 3, 2, 16, 0x170)
+
+def test_immutable_ioctl_argument_longer_than_fcntl_allows(k, orin):
+  with pytest.raises(ValueError): orin.ctrl.ioctl(I.NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, bytes(1025))
