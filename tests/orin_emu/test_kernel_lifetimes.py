@@ -105,3 +105,20 @@ def test_unmapped_va_faults(k, orin):
   orin.unmap(as_, va)
   try: mem.lookup(va); raise AssertionError("no fault after unmap")
   except MMUFault: pass
+
+def test_dram_exhaustion_and_reaping_of_unmapped_zombies():
+  from orin_emu.kernel import reset
+  from orin_emu.kernel.memory import libc
+  from tegra import Orin, errno_of
+  reset(dram_size=4 * PAGE)
+  try:
+    o = Orin()
+    h = o.create(4 * PAGE); o.alloc(h)
+    assert errno_of(lambda: o.alloc(o.create(PAGE))) == 12   # ENOMEM: the emulated DRAM is full
+    p = o.cpu_map(o.get_fd(h), 4 * PAGE)
+    o.free(h)
+    assert errno_of(lambda: o.alloc(o.create(PAGE))) == 12   # the CPU mapping still holds the memory
+    libc.munmap(p, 4 * PAGE)                                  # unmapped behind the seam's back
+    o.alloc(o.create(4 * PAGE))                               # found out when memory runs short
+    o.close()
+  finally: reset()

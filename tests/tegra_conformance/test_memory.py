@@ -136,3 +136,9 @@ def test_cache_maintenance_on_mapped_buffers(orin):
   assert errno_of(lambda: op(ctypes.addressof(ctypes.c_int()))) == 99   # EADDRNOTAVAIL: not an nvmap mapping
   assert errno_of(lambda: op(q)) == 14                                  # EFAULT: another handle's mapping
   hcq.FileIOInterface.munmap(p, 2 * PAGE); hcq.FileIOInterface.munmap(q, PAGE)
+
+def test_available_heaps_and_tag_label(orin):
+  orin.nvmap.ioctl(I.NVMAP_IOC_GET_AVAILABLE_HEAPS, a:=S.nvmap_available_heaps())
+  assert a.heaps == 0x10000004   # observed: FSI and VPR only, yet IOVMM allocations work
+  label = ctypes.create_string_buffer(b"tinygrad")
+  orin.nvmap.ioctl(I.NVMAP_IOC_SET_TAG_LABEL, S.nvmap_set_tag_label(tag=0x0900, len=8, addr=ctypes.addressof(label)))
