@@ -40,7 +40,7 @@ class Module:
 
 _comment = re.compile(r'//[^\n]*|/\*.*?\*/', re.S)
 _header = re.compile(r'((?:\.(?:visible|weak|extern)\s+)*)\.(entry|func)\s*(\([^)]*\))?\s*([\w$]+)\s*(\([^)]*\))?([^{;]*)([{;])')
-_decl = re.compile(r'\.(reg|param|shared|local|global|const)\s+((?:\.\w+\s+(?:\d+\s+)?)*)([^;]+)$', re.S)
+_decl = re.compile(r'\.(reg|param|shared|local|global|const)(?=[\s.])\s*((?:\.\w+\s*(?:\d+\s+)?)*)\s*([^;]+)$', re.S)
 _label = re.compile(r'^([\w$]+):')
 _range = re.compile(r'^(.*?)(\d+)$')
 
@@ -168,7 +168,7 @@ def parse_operand(o:str, sc:_Scopes, syms:dict, text:str):
   if '|' in o: return ('vec', [parse_operand(x.strip(), sc, syms, text) for x in o.split('|')])
   if o.startswith('!'): return ('not', parse_operand(o[1:], sc, syms, text))
   if _SPECIAL.fullmatch(o): return ('sreg', o)
-  if o.startswith('%') and (r:=sc.lookup(o)) is not None: return ('reg', r)
+  if (r:=sc.lookup(o)) is not None: return ('reg', r)
   if (m:=re.fullmatch(r'([\w$]+)(?:\[(\d+)\]|\+(\d+))?', o)) and m.group(1) in syms:
     kind, v = syms[m.group(1)]
     return ('sym', kind, v, int(m.group(2) or m.group(3) or 0))

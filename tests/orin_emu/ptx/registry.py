@@ -52,7 +52,7 @@ def register(cubin:bytes, ptx:bytes|str) -> list[Entry]:
     name, a, n = sh.name[6:], sh.header.sh_addr, sh.header.sh_size
     info = next((s for s in sections if s.name == f'.nv.info.{name}'), None)
     pbase = next((struct.unpack_from("<IH", d)[1] for attr, d in _info_attrs(info.content) if attr == 0xa), None) if info else None
-    if pbase is None: raise ValueError(f"{name}: cubin has no EIATTR_PARAM_CBANK")
+    if pbase is None: continue   # not a kernel entry (e.g. ptxas' __cuda_sm20_div_s64 helper)
     rel = sorted(o - a for o, _, _, _ in relocs if a <= o < a + n)
     text = bytearray(sh.content)
     for o in rel: text[o:o+8] = bytes(len(text[o:o+8]))

@@ -83,6 +83,11 @@ class Runner:
     from orin_emu.ptx import launch
     for t, v in inputs.items(): self.array(t.uop.buffer, v.dtype, v.shape)[...] = v
     for ei in out.schedule():
+      if ei.ast.op is Ops.COPY:   # host -> device upload (e.g. rand's seed): the source lives on the CPU device
+        dst, src = ei.bufs
+        src.ensure_allocated()
+        self.array(dst, np.uint8, (dst.nbytes,))[...] = np.frombuffer(bytes(src.as_buffer()), np.uint8)
+        continue
       if ei.ast.op is not Ops.SINK: raise NotImplementedError(f"schedule item {ei.ast.op}")
       p = get_program(ei.ast, self.renderer)
       cubin = self.compiler.compile_cached(p.src)
@@ -92,4 +97,5 @@ class Runner:
       launch(ld.image(), grid=tuple(gs), block=tuple(ls or (1, 1, 1)), cbuf0=cbuf0, shared_bytes=0x400, mem=self.mem,
              shared_window=SHARED_WINDOW, local_window=LOCAL_WINDOW, program_va=ld.prog_va)
       self.launches += 1
-    return self.array(out.uop.buffer, np.dtype(out.dtype.fmt) if out.dtype.fmt else np.float32, out.shape).copy()
+    from tinygrad import dtypes
+    return self.array(out.uop.buffer, np.uint16 if out.dtype == dtypes.bfloat16 else np.dtype(out.dtype.fmt), out.shape).copy()
