@@ -60,7 +60,8 @@ def two_prod_fma(a, b, c):
   bb = s - p
   t = (p - (s - bb)) + (c - bb)
   r = s + (t + e)
-  return np.where(np.isfinite(p) & np.isfinite(r), r, p + c)
+  # overflowing products and infinities: the wide exponent of longdouble keeps a*b finite
+  return np.where(np.isfinite(p) & np.isfinite(r), r, (a.astype(np.longdouble) * b + c).astype(np.float64))
 
 # ---- operand access
 def imm_value(op, ty):
@@ -200,18 +201,16 @@ def _prmt(a, b, c):
   return out
 
 def _bfe(a, pos, ln, ty):
+  # PTX ISA bfe: bits past the msb (or past len) read as the sign bit a[min(pos+len-1, msb)] for signed types, else 0
   size = 8*TYPE_SIZE[ty]; u = UINT[TYPE_SIZE[ty]]
-  pos, ln = np.asarray(pos).astype(np.uint32) & np.uint32(0xFF), np.asarray(ln).astype(np.uint32) & np.uint32(0xFF)
+  pos, ln = np.asarray(pos).astype(np.int64) & 0xFF, np.asarray(ln).astype(np.int64) & 0xFF
   ua = np.asarray(a).view(u).astype(np.uint64)
-  sh = np.minimum(pos, size - 1).astype(np.uint64)
-  ln_c = np.minimum(ln, size).astype(np.uint64)
-  mask = np.where(ln_c >= 64, np.uint64(0xFFFFFFFFFFFFFFFF), (np.uint64(1) << np.minimum(ln_c, 63)) - np.uint64(1))
-  v = np.where(pos >= size, np.uint64(0), (ua >> sh)) & mask
+  nvalid = np.clip(np.minimum(ln, size - pos), 0, 64).astype(np.uint64)
+  mask = np.where(nvalid >= 64, np.uint64(0xFFFFFFFFFFFFFFFF), (np.uint64(1) << np.minimum(nvalid, 63)) - np.uint64(1))
+  v = (ua >> np.minimum(pos, size - 1).astype(np.uint64)) & mask
   if ty[0] == 's':
-    sbit_pos = np.minimum(pos.astype(np.int64) + ln.astype(np.int64) - 1, size - 1).astype(np.uint64)
-    sbit = np.where(ln == 0, np.uint64(0), (ua >> sbit_pos) & np.uint64(1))
-    ext = np.where(sbit == 1, ~mask, np.uint64(0))
-    v = np.where(ln_c >= size, ua, v | ext)
+    sbit = np.where(ln == 0, np.uint64(0), (ua >> np.minimum(pos + ln - 1, size - 1).astype(np.uint64)) & np.uint64(1))
+    v = v | np.where(sbit == 1, ~mask, np.uint64(0))
   return v.astype(u).view(NP[ty])
 
 def _bfi(a, b, pos, ln, ty):
