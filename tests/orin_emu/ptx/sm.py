@@ -28,6 +28,8 @@ class Compiled:
         guard = (lambda g: lambda st, s: ~g(st, s))(g) if ins.guard[1] else g
       self.code.append((KIND[kind], payload, guard, ins))
     self.code.append((RET, None, None, None))   # falling off the end returns
+    # a thread parked at an unconditional ret has nothing left to do: it counts as exited (bar.sync waits for the rest)
+    self.at_ret = np.array([k == RET and g is None for k, _, g, _ in self.code] + [True])
 
 class Program:
   """A decoded PTX module with its static memory layout."""
@@ -186,7 +188,7 @@ def run(st:CTABatch, cf:Compiled, base):
   """Execute one function for the threads in base. Uniform while all live threads share a PC; otherwise the group at the
   lowest PC runs until it reaches another group's PC or a control instruction (min-PC reconvergence)."""
   code, L = cf.code, len(cf.code)
-  pc, pcs = 0, None
+  pc, pcs, wait = 0, None, None
   while True:
     if pcs is None:
       n = nsel(st, base)
@@ -210,15 +212,20 @@ def run(st:CTABatch, cf:Compiled, base):
         pc = f; continue
       if not p.any(): pc += 1; continue
       pcs = np.where(p, target, pc + 1).astype(np.int64)
+      pcs[cf.at_ret[pcs]] = L
       continue
-    m = int(pcs.min())
-    if m >= L: return
-    grp = pcs == m
     live = pcs < L
-    if grp.sum() == live.sum():   # reconverged: drop exited threads and run uniform again
+    cand = live if wait is None else live & ~wait
+    if not cand.any():
+      if not live.any(): return
+      pcs[wait] += 1; wait = None   # every live thread waits at a barrier (bar.sync counts non-exited threads): release
+      continue
+    m = int(pcs[cand].min())
+    grp = cand & (pcs == m)
+    if wait is None and grp.sum() == live.sum():   # reconverged: drop exited threads and run uniform again
       base, pcs, pc = _sel(base, grp) if not grp.all() else base, None, m
       continue
-    sel, stop, pc = _sel(base, grp), int(pcs[~grp].min()), m
+    sel, stop, pc = _sel(base, grp), int(pcs[live & ~grp].min()), m
     n = len(sel)
     while pc < stop:
       kind, f, g, ins = code[pc]
@@ -229,12 +236,16 @@ def run(st:CTABatch, cf:Compiled, base):
         p = g(st, sel)
         if p.any(): f(st, sel[p])
       pc += 1
-    if pc >= stop: pcs[grp] = pc; continue
+    if pc >= stop: pcs[grp] = pc; pcs[cf.at_ret[pcs]] = L; continue
     STATS['instructions'] += 1
-    if kind == BAR: raise Unsupported(f"{st.entry}: bar.sync reached by part of the live threads ({ins.text!r})")
+    if kind == BAR:   # park until the other live threads arrive or exit
+      pcs[grp] = pc
+      wait = grp if wait is None else wait | grp
+      continue
     if kind == CALL: st.call(f, sel); pcs[grp] = pc + 1; continue
     target = f if kind == BRA else L
     pcs[grp] = target if g is None else np.where(g(st, sel), target, pc + 1)
+    pcs[cf.at_ret[pcs]] = L
 
 def execute(src:str, entry:str, *, grid, block, cbuf0:bytes, param_base:int, mem, shared_bytes:int=0, shared_window:int=0,
             local_window:int=0, global_va:dict|None=None, program_va:int=0):
