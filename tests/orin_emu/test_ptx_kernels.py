@@ -106,3 +106,11 @@ def test_casts_match_cpu(src, kind):
     t = Tensor.empty(len(vals), dtype=src, device="NULL")
     out = Runner(kind).realize(t.cast(d), {t: vals})
     np.testing.assert_array_equal(out[keep], ref[keep], err_msg=f"{src.name} -> {d.name}")
+
+def test_emu_device_runs_tinygrad_end_to_end():
+  """The EMU device (for running upstream tests on the SM room) allocates, copies, compiles and launches like NV."""
+  import orin_emu.ptx.device  # noqa: F401  registers tinygrad.runtime.ops_emu
+  x = np.arange(48, dtype=np.float32).reshape(6, 8)
+  t = Tensor(x, device="EMU")
+  np.testing.assert_allclose((t.exp2() @ t.T).numpy(), np.exp2(x) @ x.T, rtol=1e-6)
+  np.testing.assert_array_equal(t[2:4].contiguous().numpy(), x[2:4])

@@ -48,7 +48,7 @@ def test_registry_maps_relocated_images_back_to_ptx():
 
 def test_registry_survives_disk_cache_hits():
   cubin = _cubin("ptx", ".version VERSION\n.target TARGET\n.address_size 64\n.visible .entry kk(.param .u64 a) { ret; }")
-  registry._by_head.clear(); registry._odd.clear(); registry._seen.clear()
+  for table in (registry._by_head, registry._odd, registry._seen, registry._by_va): table.clear()
   again = _cubin("ptx", ".version VERSION\n.target TARGET\n.address_size 64\n.visible .entry kk(.param .u64 a) { ret; }")
   mem = DictMemory()
   ld = Loaded(mem, again, "kk")
@@ -67,7 +67,8 @@ def test_param_base_is_where_nvprogram_puts_kernargs():
     cubin = c.compile_cached(src)
     allocs = []
     dev = SimpleNamespace(renderer=r, iface=SimpleNamespace(compute_class=nv_gpu.AMPERE_COMPUTE_B), synchronize=lambda: None,
-                          allocator=SimpleNamespace(alloc=lambda size, spec: allocs.append(size) or HCQBuffer(0x10000000, size), _copyin=lambda b, im: None),
+                          allocator=SimpleNamespace(alloc=lambda size, spec: allocs.append(size) or HCQBuffer(0x10000000, size), _copyin=lambda b, im: None,
+                                                    free=lambda *a: None),
                           shared_mem_window=SHARED_WINDOW, local_mem_window=LOCAL_WINDOW, slm_per_thread=0x1000, _ensure_has_local_memory=lambda x: None, sass_version=0x87)
     prg = NVProgram(dev, name, cubin)
     # CLikeArgsState writes the buffer addresses right after the cbuf_0 prefix

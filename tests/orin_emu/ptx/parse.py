@@ -41,6 +41,7 @@ class Module:
 _comment = re.compile(r'//[^\n]*|/\*.*?\*/', re.S)
 _header = re.compile(r'((?:\.(?:visible|weak|extern)\s+)*)\.(entry|func)\s*(\([^)]*\))?\s*([\w$]+)\s*(\([^)]*\))?([^{;]*)([{;])')
 _decl = re.compile(r'\.(reg|param|shared|local|global|const)(?=[\s.])\s*((?:\.\w+\s*(?:\d+\s+)?)*)\s*([^;]+)$', re.S)
+_brace = re.compile(r'[{}]')
 _label = re.compile(r'^([\w$]+):')
 _range = re.compile(r'^(.*?)(\d+)$')
 
@@ -76,6 +77,7 @@ def _param_list(s:str|None) -> list[Var]:
   return out
 
 def split_operands(s:str) -> list[str]:
+  if not any(c in s for c in '{[('): return [x.strip() for x in s.split(',') if x.strip()]
   out, depth, cur = [], 0, ''
   for ch in s:
     if ch in '{[(': depth += 1
@@ -189,9 +191,10 @@ def parse_module(src:str) -> Module:
       kind, name = m.group(2), m.group(4)
       if m.group(7) == ';': pos = start; continue      # forward declaration
       depth, i = 1, start
-      while depth:
-        if i >= len(src): raise PTXError(f"unterminated body of {name}")
-        depth += {'{':1, '}':-1}.get(src[i], 0); i += 1
+      for br in _brace.finditer(src, start):
+        depth += 1 if br.group() == '{' else -1
+        if depth == 0: i = br.end(); break
+      else: raise PTXError(f"unterminated body of {name}")
       fn = Function(name, kind, _param_list(m.group(5)), _param_list(m.group(3)))
       mod.funcs[name] = fn
       bodies.append((fn, src[start:i-1]))

@@ -61,13 +61,21 @@ def register(cubin:bytes, ptx:bytes|str) -> list[Entry]:
     out.append(e)
   return out
 
+def _matches(e:Entry, prog:memoryview) -> bool:
+  if len(prog) < len(e.text): return False
+  t = bytearray(prog[:len(e.text)]) if e.relocs else bytes(prog[:len(e.text)])
+  for o in e.relocs: t[o:o+8] = bytes(len(t[o:o+8]))
+  return t == e.text
+
+_by_va: dict[int, Entry] = {}   # last entry seen at each program address: one compare instead of a search on relaunch
+
 def lookup(prog, program_va:int) -> Entry:
   prog = memoryview(prog).cast('B')
+  if (e:=_by_va.get(program_va)) is not None and _matches(e, prog): return e
   for e in reversed(_by_head.get(bytes(prog[:HEAD]), []) + _odd):
-    if len(prog) < len(e.text): continue
-    t = bytearray(prog[:len(e.text)]) if e.relocs else bytes(prog[:len(e.text)])
-    for o in e.relocs: t[o:o+8] = bytes(len(t[o:o+8]))
-    if t == e.text: return e
+    if _matches(e, prog):
+      _by_va[program_va] = e
+      return e
   raise UnknownProgram(program_va)
 
 _installed = False

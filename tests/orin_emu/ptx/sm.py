@@ -191,18 +191,17 @@ def run(st:CTABatch, cf:Compiled, base):
   pc, pcs, wait = 0, None, None
   while True:
     if pcs is None:
-      n = nsel(st, base)
+      n, pc0 = nsel(st, base), pc
       while True:
         kind, f, g, ins = code[pc]
         if kind != OP: break
-        STATS['instructions'] += 1; STATS['thread_instructions'] += n
         if g is None: f(st, base)
         else:
           p = g(st, base)
           if p.all(): f(st, base)
           elif p.any(): f(st, _sel(base, p))
         pc += 1
-      STATS['instructions'] += 1
+      STATS['instructions'] += pc - pc0 + 1; STATS['thread_instructions'] += (pc - pc0 + 1) * n
       if kind == BAR: pc += 1; continue
       if kind == CALL: st.call(f, base); pc += 1; continue
       p = None if g is None else g(st, base)
@@ -226,18 +225,17 @@ def run(st:CTABatch, cf:Compiled, base):
       base, pcs, pc = _sel(base, grp) if not grp.all() else base, None, m
       continue
     sel, stop, pc = _sel(base, grp), int(pcs[live & ~grp].min()), m
-    n = len(sel)
+    pc0 = pc
     while pc < stop:
       kind, f, g, ins = code[pc]
       if kind != OP: break
-      STATS['instructions'] += 1; STATS['thread_instructions'] += n
       if g is None: f(st, sel)
       else:
         p = g(st, sel)
         if p.any(): f(st, sel[p])
       pc += 1
+    STATS['instructions'] += pc - pc0 + 1; STATS['thread_instructions'] += (pc - pc0 + 1) * len(sel)
     if pc >= stop: pcs[grp] = pc; pcs[cf.at_ret[pcs]] = L; continue
-    STATS['instructions'] += 1
     if kind == BAR:   # park until the other live threads arrive or exit
       pcs[grp] = pc
       wait = grp if wait is None else wait | grp

@@ -1,6 +1,6 @@
 # Test support: a dict-backed GpuMemory (Contract A) and a runner that lowers tinygrad schedules with the sm_87 renderers and
 # executes them on the SM room directly, laying out parameters exactly as NVProgram/NVArgsState do.
-import bisect, struct, numpy as np
+import bisect, struct, time, numpy as np
 from orin_emu.faults import MMUFault
 
 class DictMemory:
@@ -14,6 +14,7 @@ class DictMemory:
     bisect.insort(self.bases, va); self.bufs[va] = buf
     self.next = max(self.next, va + len(buf) + 0x10000)
     return va, buf
+  def unmap(self, va:int): self.bases.remove(va); del self.bufs[va]
   def lookup(self, va:int):
     i = bisect.bisect_right(self.bases, va) - 1
     if i >= 0 and va < (b:=self.bases[i]) + len(self.bufs[b]): return b, self.bufs[b]
@@ -21,8 +22,8 @@ class DictMemory:
 
 SHARED_WINDOW, LOCAL_WINDOW = 0xFE00000000, 0xFD00000000   # the windows TegraIface reserves (tegra-facts §7.1)
 
-def nv_cbuf0(cubin:bytes, buf_vas:list[int], vals:list[int]) -> bytes:
-  """Constant bank 0 as NVProgram + NVArgsState write it: cbuf_0 prefix (windows at words 6..11), then buffer VAs, then vals."""
+def cbuf0_prefix(cubin:bytes) -> bytes:
+  """The cbuf_0 words NVProgram writes ahead of the kernel arguments: max(EIATTR_PARAM_CBANK offset / 4, 12) words, windows at 6..11."""
   from tinygrad.runtime.support.elf import elf_loader
   from tinygrad.runtime.ops_nv import NVProgram
   _, sections, _ = elf_loader(cubin, force_section_align=128)
@@ -33,7 +34,11 @@ def nv_cbuf0(cubin:bytes, buf_vas:list[int], vals:list[int]) -> bytes:
         if param == 0xa: cbuf0_size = struct.unpack_from("IH", data)[1]
   prefix = [0] * max(cbuf0_size // 4, 12)
   prefix[6:12] = [SHARED_WINDOW & 0xffffffff, SHARED_WINDOW >> 32, LOCAL_WINDOW & 0xffffffff, LOCAL_WINDOW >> 32, 0xfffdc0, 0]
-  return struct.pack(f"<{len(prefix)}I", *prefix) + struct.pack(f"<{len(buf_vas)}Q", *buf_vas) + struct.pack(f"<{len(vals)}I", *vals)
+  return struct.pack(f"<{len(prefix)}I", *prefix)
+
+def nv_cbuf0(cubin:bytes|None, buf_vas:list[int], vals:list[int], prefix:bytes|None=None) -> bytes:
+  """Constant bank 0 as NVProgram + NVArgsState write it: cbuf_0 prefix, then buffer VAs, then 32-bit vals."""
+  return (prefix or cbuf0_prefix(cubin)) + struct.pack(f"<{len(buf_vas)}Q", *buf_vas) + struct.pack(f"<{len(vals)}I", *vals)
 
 class Loaded:
   """A cubin placed in GPU memory the way NVProgram places it."""
@@ -71,7 +76,7 @@ class Runner:
   """Executes a tinygrad tensor's schedule on the SM room: every kernel rendered, compiled, loaded and launched."""
   def __init__(self, kind:str):
     self.renderer, self.compiler = compilers()[kind]
-    self.mem, self.vas, self.launches = DictMemory(), {}, 0
+    self.mem, self.vas, self.launches, self.exec_s = DictMemory(), {}, 0, 0.0
   def va(self, b):
     base = b.base if hasattr(b, 'base') else b
     if id(base) not in self.vas: self.vas[id(base)] = (self.mem.map(max(base.nbytes, 1))[0], base)
@@ -97,8 +102,9 @@ class Runner:
       ld = Loaded(self.mem, cubin, p.function_name)
       gs, ls = p.launch_dims({**ei.fixedvars})
       cbuf0 = nv_cbuf0(cubin, [self.va(b) for b in ei.bufs], [ei.fixedvars[v.expr] for v in p.vars])
+      t0 = time.perf_counter()
       launch(ld.image(), grid=tuple(gs), block=tuple(ls or (1, 1, 1)), cbuf0=cbuf0, shared_bytes=0x400, mem=self.mem,
              shared_window=SHARED_WINDOW, local_window=LOCAL_WINDOW, program_va=ld.prog_va)
-      self.launches += 1
+      self.launches, self.exec_s = self.launches + 1, self.exec_s + time.perf_counter() - t0
     from tinygrad import dtypes
     return self.array(out.uop.buffer, np.uint16 if out.dtype == dtypes.bfloat16 else np.dtype(out.dtype.fmt), out.shape).copy()
