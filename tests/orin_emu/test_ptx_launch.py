@@ -214,37 +214,47 @@ def test_special_registers_3d():
   np.testing.assert_array_equal(out, ref)
 
 # ---- mma.sync against the ISA fragment tables, computed independently here from the tables' row/col formulas
-@pytest.mark.parametrize("shape,dt", [("m16n8k16", "f16"), ("m16n8k16", "bf16"), ("m16n8k8", "f16")])
-def test_mma_fragments(shape, dt):
+@pytest.mark.parametrize("shape,dt,acc", [("m16n8k16", "f16", "f32"), ("m16n8k16", "bf16", "f32"), ("m16n8k8", "f16", "f32"),
+                                          ("m16n8k16", "f16", "f16"), ("m16n8k8", "tf32", "f32")])
+def test_mma_fragments(shape, dt, acc):
   K = 16 if shape == "m16n8k16" else 8
   rng = np.random.default_rng(3)
   A, B, C = rng.standard_normal((16, K)), rng.standard_normal((K, 8)), rng.standard_normal((16, 8)).astype(np.float32)
-  enc = (lambda x: x.astype(np.float16).view(np.uint16)) if dt == "f16" else (lambda x: (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16))
-  dec = (lambda u: u.view(np.float16).astype(np.float64)) if dt == "f16" else (lambda u: (u.astype(np.uint32) << 16).view(np.float32).astype(np.float64))
+  per = 1 if dt == "tf32" else 2   # elements per 32-bit register
+  enc = {"f16": lambda x: x.astype(np.float16).view(np.uint16).astype(np.uint32), "bf16": lambda x: x.astype(np.float32).view(np.uint32) >> 16,
+         "tf32": lambda x: x.astype(np.float32).view(np.uint32)}[dt]
+  dec = {"f16": lambda u: u.astype(np.uint16).view(np.float16).astype(np.float64), "bf16": lambda u: (u << 16).view(np.float32).astype(np.float64),
+         "tf32": lambda u: (u & 0xFFFFE000).view(np.float32).astype(np.float64)}[dt]
   Ae, Be = enc(A), enc(B)
-  na, nb = K // 4, K // 8   # 32-bit A / B registers per lane (two 16-bit elements each)
-  afr, bfr, cfr = np.zeros((32, na), np.uint32), np.zeros((32, nb), np.uint32), np.zeros((32, 4), np.float32)
+  na, nb, nc = 16 * K // 32 // per, K * 8 // 32 // per, 4 if acc == "f32" else 2
+  fr = np.zeros((32, na + nb + nc), np.uint32)
   for lane in range(32):
     g, t = lane // 4, lane % 4
-    for i in range(2 * na):   # a_i: row g (+8 for i%4 >= 2), col 2t + i%2 (+8 for i >= 4)
-      r, c = g + 8 * ((i % 4) >= 2), 2 * t + (i % 2) + 8 * (i >= 4)
-      afr[lane, i // 2] |= np.uint32(Ae[r, c]) << np.uint32(16 * (i % 2))
-    for i in range(2 * nb):   # b_i: row 2t + i%2 (+8 for i >= 2), col g
-      bfr[lane, i // 2] |= np.uint32(Be[2 * t + (i % 2) + 8 * (i >= 2), g]) << np.uint32(16 * (i % 2))
-    for i in range(4): cfr[lane, i] = C[g + 8 * (i >= 2), 2 * t + (i % 2)]
-  frag = np.concatenate([afr, bfr, cfr.view(np.uint32)], 1).copy()
-  nr = na + nb + 4
-  regs = f".reg .b32 %r<{nr + 4}>;"
-  body = TID + regs + f"mul.wide.u32 %o, %t, {4 * nr}; add.u64 %o, %o, %a;\n" + "".join(f"ld.global.b32 %r{i}, [%o+{4*i}];" for i in range(nr))
-  av, bv, cv = [f"%r{i}" for i in range(na)], [f"%r{na + i}" for i in range(nb)], [f"%r{na + nb + i}" for i in range(4)]
-  body += f"\nmma.sync.aligned.{shape}.row.col.f32.{dt}.{dt}.f32 {{{', '.join(cv)}}}, {{{', '.join(av)}}}, {{{', '.join(bv)}}}, {{{', '.join(cv)}}};\n"
-  body += "".join(f"st.global.b32 [%o+{4*(na + nb + i)}], %r{na + nb + i};" for i in range(4))
-  run(body, frag, block=(32, 1, 1))
-  D = np.zeros((16, 8), np.float32)
+    for i in range(na * per):
+      if dt == "tf32": r, c = g + 8 * (i % 2), t + 4 * (i >= 2)   # a0 (g,t) a1 (g+8,t) a2 (g,t+4) a3 (g+8,t+4)
+      else: r, c = g + 8 * ((i % 4) >= 2), 2 * t + (i % 2) + 8 * (i >= 4)   # row g (+8 for i%4 >= 2), col 2t + i%2 (+8 for i >= 4)
+      fr[lane, i // per] |= Ae[r, c] << np.uint32(16 * (i % per))
+    for i in range(nb * per):
+      r = t + 4 * i if dt == "tf32" else 2 * t + (i % 2) + 8 * (i >= 2)   # col g
+      fr[lane, na + i // per] |= Be[r, g] << np.uint32(16 * (i % per))
+    for i in range(4):
+      cv = C[g + 8 * (i >= 2), 2 * t + (i % 2)]
+      if acc == "f32": fr[lane, na + nb + i] = cv.view(np.uint32)
+      else: fr[lane, na + nb + i // 2] |= np.uint32(np.float16(cv).view(np.uint16)) << np.uint32(16 * (i % 2))
+  nr = na + nb + nc
+  body = TID + f".reg .b32 %r<{nr}>;\nmul.wide.u32 %o, %t, {4 * nr}; add.u64 %o, %o, %a;\n" + "".join(f"ld.global.b32 %r{i}, [%o+{4*i}];" for i in range(nr))
+  regs = lambda lo, n: "{" + ", ".join(f"%r{lo + i}" for i in range(n)) + "}"
+  body += f"\nmma.sync.aligned.{shape}.row.col.{acc}.{dt}.{dt}.{acc} {regs(na + nb, nc)}, {regs(0, na)}, {regs(na, nb)}, {regs(na + nb, nc)};\n"
+  body += "".join(f"st.global.b32 [%o+{4*(na + nb + i)}], %r{na + nb + i};" for i in range(nc))
+  run(body, fr, block=(32, 1, 1))
+  D = np.zeros((16, 8))
   for lane in range(32):
     g, t = lane // 4, lane % 4
-    for i in range(4): D[g + 8 * (i >= 2), 2 * t + (i % 2)] = frag[lane, na + nb + i].view(np.float32)
-  np.testing.assert_allclose(D, dec(Ae.reshape(16, K)) @ dec(Be) + C, rtol=1e-5, atol=1e-5)
+    for i in range(4):
+      v = fr[lane, na + nb + i].view(np.float32) if acc == "f32" else np.uint16(fr[lane, na + nb + i // 2] >> np.uint32(16 * (i % 2))).view(np.float16)
+      D[g + 8 * (i >= 2), 2 * t + (i % 2)] = v
+  Cin = C.astype(np.float16).astype(np.float64) if acc == "f16" else C
+  np.testing.assert_allclose(D, dec(Ae) @ dec(Be) + Cin, rtol=1e-5 if acc == "f32" else 2e-3, atol=1e-5 if acc == "f32" else 1e-2)
 
 # ---- faults
 def test_misaligned_access_raises_misaligned_address():

@@ -5,13 +5,21 @@ import sys, time, functools, numpy as np
 from tinygrad.device import Compiled, LRUAllocator, CompilerSet, CompilerPair, BufferSpec
 from tinygrad.renderer.cstyle import NVRenderer
 from tinygrad.renderer.ptx import PTXRenderer
-from tinygrad.helpers import NV_PTX
+from tinygrad.helpers import NV_PTX, ALLOW_TF32
+from tinygrad.dtype import dtypes
 from orin_emu.ptx.testing import DictMemory, Loaded, nv_cbuf0, cbuf0_prefix, SHARED_WINDOW, LOCAL_WINDOW
 from orin_emu.ptx.testing import _wheel_libs  # noqa: F401  (NVRTC / nvJitLink from the wheels)
 from tinygrad.runtime.support.compiler_cuda import NVCompiler, NVPTXCompiler
 from orin_emu.ptx import launch, registry
 
-class EmuNVRenderer(NVRenderer): device = "EMU"
+def _no_tf32(r):   # tinygrad keeps float32 off the tf32 tensor cores on NV unless ALLOW_TF32; the renderers here say "EMU"
+  if not ALLOW_TF32: r.tensor_cores = [tc for tc in r.tensor_cores if tc.dtype_in != dtypes.float]
+  return r
+class EmuNVRenderer(NVRenderer):
+  device = "EMU"
+  def __init__(self, arch:str): _no_tf32(super().__init__(arch) or self)
+class EmuPTXRenderer(PTXRenderer):
+  def __init__(self, arch:str): _no_tf32(super().__init__(arch, device="EMU") or self)
 
 class EmuBuffer:
   def __init__(self, va:int, size:int): self.va, self.size = va, size
@@ -40,7 +48,7 @@ class EmuDevice(Compiled):
     registry.install()
     self.mem = DictMemory()
     compilers = CompilerSet([CompilerPair(functools.partial(EmuNVRenderer, "sm_87"), functools.partial(NVCompiler, "sm_87")),
-                             CompilerPair(functools.partial(PTXRenderer, "sm_87", device="EMU"), functools.partial(NVPTXCompiler, "sm_87"), NV_PTX)], ctrl_var=NV_PTX)
+                             CompilerPair(functools.partial(EmuPTXRenderer, "sm_87"), functools.partial(NVPTXCompiler, "sm_87"), NV_PTX)], ctrl_var=NV_PTX)
     super().__init__(device, EmuAllocator(self), compilers, functools.partial(EmuProgram, self))
 
 sys.modules.setdefault("tinygrad.runtime.ops_emu", sys.modules[__name__])

@@ -679,42 +679,46 @@ def address(addr):
   if off == 0: return lambda st, s: np.asarray(r(st, s)).astype(np.uint64)
   return lambda st, s: np.asarray(r(st, s)).astype(np.uint64) + o
 
-# ---- mma.sync fragment layouts (PTX ISA "Matrix Fragments for mma.m16n8k16 / m16n8k8", 16-bit A/B, f32 C/D)
-def _frag_layouts(shape):
+# ---- mma.sync fragment layouts (PTX ISA "Matrix Fragments for mma.m16n8k16 / m16n8k8"): element i of a lane's fragment
+def _frag_layouts(shape, ab):
   lane = np.arange(32); g, t = lane >> 2, lane & 3
   def idx(rows, cols): return np.stack(rows, 1), np.stack(cols, 1)
   c = idx([g, g, g+8, g+8], [2*t, 2*t+1, 2*t, 2*t+1])
-  if shape == 'm16n8k16':
+  if shape == 'm16n8k16' and ab in ('f16', 'bf16'):
     A = idx([g, g, g+8, g+8, g, g, g+8, g+8], [2*t, 2*t+1, 2*t, 2*t+1, 2*t+8, 2*t+9, 2*t+8, 2*t+9])
-    B = idx([2*t, 2*t+1, 2*t+8, 2*t+9], [g, g, g, g])
-    return A, B, c, 16
-  if shape == 'm16n8k8':
-    A = idx([g, g, g+8, g+8], [2*t, 2*t+1, 2*t, 2*t+1])
-    B = idx([2*t, 2*t+1], [g, g])
-    return A, B, c, 8
-  raise Unsupported(f"mma shape {shape}")
+    return A, idx([2*t, 2*t+1, 2*t+8, 2*t+9], [g, g, g, g]), c, 16
+  if shape == 'm16n8k8' and ab in ('f16', 'bf16'):
+    return idx([g, g, g+8, g+8], [2*t, 2*t+1, 2*t, 2*t+1]), idx([2*t, 2*t+1], [g, g]), c, 8
+  if shape == 'm16n8k8' and ab == 'tf32':
+    return idx([g, g+8, g, g+8], [t, t, t+4, t+4]), idx([t, t+4], [g, g]), c, 8
+  raise Unsupported(f"mma shape {shape} with .{ab}")
 
 @fam('mma')
 def _mma(ins, mods, types, a):
-  shape = next((m for m in mods if m.startswith('m')), None)
-  if mods[mods.index(shape)+1:mods.index(shape)+3] != ['row', 'col'] or types[0] != 'f32' or types[3] != 'f32' or types[1] not in ('f16', 'bf16'):
+  shape = next((m for m in mods if re.fullmatch(r'm\d+n\d+k\d+', m)), None)
+  i = mods.index(shape) if shape else 0
+  layout, dty, aty, bty, cty = mods[i+1:i+3], *mods[i+3:i+7]
+  if shape is None or layout != ['row', 'col'] or aty != bty or dty not in ('f32', 'f16') or cty != dty or aty not in ('f16', 'bf16', 'tf32'):
     raise Unsupported(ins.op)
-  (ar, ac), (br, bc), (cr, cc), K = _frag_layouts(shape)
-  dr, xr, yr, zr = [[reader(o, 'b32') for o in elems(op)] for op in a]
-  dw = [writer(o, 'f32') for o in elems(a[0])]
-  half = types[1]
-  def unpack(regs, st, s):   # [nwarps, 32, 2*len(regs)] element values in f64
+  (ar, ac), (br, bc), (cr, cc), K = _frag_layouts(shape, aty)
+  xr, yr, zr = [[reader(o, 'b32') for o in elems(op)] for op in a[1:]]
+  dw = [writer(o, 'b32') for o in elems(a[0])]
+  def unpack(regs, st, s, ty):   # [nwarps, 32, elements] values in f64
     v = np.stack([np.asarray(r(st, s)).view(np.uint32) for r in regs], -1).reshape(-1, 32, len(regs))
+    if ty == 'tf32': return (v & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)   # the low 13 mantissa bits are ignored
+    if ty == 'f32': return v.view(np.float32).astype(np.float64)
     h = np.stack([(v & np.uint32(0xFFFF)).astype(np.uint16), (v >> np.uint32(16)).astype(np.uint16)], -1).reshape(v.shape[0], 32, -1)
-    return (h.view(np.float16).astype(np.float64) if half == 'f16' else bf16_to_f32(h).astype(np.float64))
+    return h.view(np.float16).astype(np.float64) if ty == 'f16' else bf16_to_f32(h).astype(np.float64)
   def f(st, s):
     st.check_warps(s, ins)
-    av, bv = unpack(xr, st, s), unpack(yr, st, s)
-    cv = np.stack([np.asarray(r(st, s)).view(np.float32) for r in zr], -1).reshape(-1, 32, 4).astype(np.float64)
+    av, bv, cv = unpack(xr, st, s, aty), unpack(yr, st, s, bty), unpack(zr, st, s, cty)
     nw = av.shape[0]
     A, B, C = np.zeros((nw, 16, K)), np.zeros((nw, K, 8)), np.zeros((nw, 16, 8))
     A[:, ar, ac], B[:, br, bc], C[:, cr, cc] = av, bv, cv
-    D = (A @ B + C).astype(np.float32)
-    out = D[:, cr, cc].reshape(-1, 4)
-    for i, w in enumerate(dw): w(st, s, out[:, i])
+    D = (A @ B + C)[:, cr, cc].reshape(-1, 4)
+    if dty == 'f32': out = [D[:, k].astype(np.float32).view(np.uint32) for k in range(4)]
+    else:
+      h = D.astype(np.float16).view(np.uint16).astype(np.uint32)
+      out = [h[:, 0] | (h[:, 1] << np.uint32(16)), h[:, 2] | (h[:, 3] << np.uint32(16))]
+    for w, o in zip(dw, out): w(st, s, o)
   return f

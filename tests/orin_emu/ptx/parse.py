@@ -145,7 +145,7 @@ def _reg(name:str, sc:_Scopes, text:str) -> Reg:
   if (r:=sc.lookup(name)) is None: raise PTXError(f"undeclared register {name} in {text!r}")
   return r
 
-_SPECIAL = re.compile(r'%(tid|ntid|ctaid|nctaid)\.[xyz]|%(laneid|warpid|nwarpid|smid|nsmid|gridid|clock|clock64|globaltimer)$')
+_SPECIAL = re.compile(r'%(tid|ntid|ctaid|nctaid)\.[xyz]|%(laneid|warpid|nwarpid|smid|gridid)$')
 
 def parse_imm(o:str):
   if re.fullmatch(r'0[fF][0-9a-fA-F]{8}', o): return ('f32', int(o[2:], 16))
