@@ -111,8 +111,9 @@ class Kernel:
       elif p.startswith(IGPU0 + "/"): raise NotEmulated(f"opening {p} is not emulated")
       elif p == "/dev/kmsg": f = KmsgFile(self, bool(flags & os.O_NONBLOCK))
       elif p.startswith(DEVFREQ + "/"):
-        if flags & os.O_ACCMODE != os.O_RDONLY and (os.geteuid() != 0 or p[len(DEVFREQ) + 1:] not in DevFreq.WRITABLE): raise KernelError(errno.EACCES)
-        f = SysfsFile(self, p[len(DEVFREQ) + 1:])
+        attr = p[len(DEVFREQ) + 1:]
+        if flags & os.O_ACCMODE != os.O_RDONLY and (os.geteuid() != 0 or attr not in DevFreq.WRITABLE): raise KernelError(errno.EACCES)
+        f = SysfsFile(self, attr)
       else: f = DirFile(self)
       return self.install(f, cloexec=bool(flags & os.O_CLOEXEC))
 
@@ -203,6 +204,11 @@ class Kernel:
   def still_mapped(self, pages:SharedPages, addr:int, size:int) -> bool:
     return any(s < addr + size and addr < e for s, e, _ in file_mappings(pages.ino))
 
+  def fail(self, func:str, msg:str, err:int=errno.EINVAL, level:str="ERR") -> KernelError:
+    """The driver's error line for a failing check, and the errno to raise"""
+    self.klog.nvgpu(func, 0, level, msg)
+    return KernelError(err)
+
   # ---- GPU events
   def channel_error(self, chid:int, fault):
     """Fault injection: put a channel in error state as a GPU fault would (error notifier, GET_TIMEDOUT, SM error record)."""
@@ -210,9 +216,11 @@ class Kernel:
   def gr_init_warning(self):
     # printed at every GR context init on the Orin, harmless; a log checker must tolerate it (source path prefix unconfirmed)
     for ln in ["------------[ cut here ]------------",
-               f"WARNING: CPU: 0 PID: {os.getpid()} at drivers/gpu/nvgpu/hal/gr/init/gr_init_tu104.c:191 tu104_gr_init_commit_rtv_cb+0x68/0x78 [nvgpu]",
+               f"WARNING: CPU: 0 PID: {os.getpid()} at drivers/gpu/nvgpu/hal/gr/init/gr_init_tu104.c:191 "
+               "tu104_gr_init_commit_rtv_cb+0x68/0x78 [nvgpu]",
                "Call trace:", " tu104_gr_init_commit_rtv_cb+0x68/0x78 [nvgpu]", " nvgpu_gr_obj_ctx_commit_global_ctx_buffers+0x1f4/0x2b0 [nvgpu]",
-               " nvgpu_gr_obj_ctx_alloc+0x2c8/0x4f0 [nvgpu]", " nvgpu_gr_setup_alloc_obj_ctx+0x4e8/0x7f0 [nvgpu]", " gk20a_channel_ioctl+0x6a4/0x1430 [nvgpu]",
+               " nvgpu_gr_obj_ctx_alloc+0x2c8/0x4f0 [nvgpu]", " nvgpu_gr_setup_alloc_obj_ctx+0x4e8/0x7f0 [nvgpu]",
+               " gk20a_channel_ioctl+0x6a4/0x1430 [nvgpu]",
                "---[ end trace 0000000000000000 ]---"]: self.klog(ln, 4)
 
   # ---- leaks
