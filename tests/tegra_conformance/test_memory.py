@@ -142,3 +142,12 @@ def test_available_heaps_and_tag_label(orin):
   assert a.heaps == 0x10000004   # observed: FSI and VPR only, yet IOVMM allocations work
   label = ctypes.create_string_buffer(b"tinygrad")
   orin.nvmap.ioctl(I.NVMAP_IOC_SET_TAG_LABEL, S.nvmap_set_tag_label(tag=0x0900, len=8, addr=ctypes.addressof(label)))
+
+def test_freeing_everything_restores_the_fresh_placement(orin):
+  as_ = orin.alloc_as()
+  bufs = [orin.buffer(size)[1] for size in (PAGE, 3 * PAGE, 64 << 10, MiB, 16 * MiB, PAGE)]
+  vas = [orin.map(as_, b) for b in bufs]
+  for va in reversed(vas[::2]): orin.unmap(as_, va)
+  for va in vas[1::2]: orin.unmap(as_, va)
+  assert orin.map(as_, orin.buffer(4 * MiB)[1]) == 0xFFFFA00000   # the split 4 MiB block at the top merged back whole
+  assert orin.map(as_, bufs[4]) == 0xFFFE200000
