@@ -71,7 +71,7 @@ def emulated(base:type) -> type:
       _call(lambda: kernel().write(self.fd, content if binary else content.encode()))
     def listdir(self):
       if kernel().routes(self.path): return _call(lambda: kernel().listdir(self.path))
-      return super().listdir() + EXTRA_ENTRIES.get(os.path.normpath(self.path), [])
+      return (real:=super().listdir()) + [e for e in EXTRA_ENTRIES.get(os.path.normpath(self.path), []) if e not in real]
     def seek(self, offset):
       if kernel().owns(self.fd): _call(lambda: kernel().seek(self.fd, offset))
       else: super().seek(offset)

@@ -10,7 +10,8 @@ DEVFREQ = "/sys/class/devfreq/17000000.gpu"
 def test_nodes_exist_and_list(k):
   assert all(hcq.FileIOInterface.exists(p) for p in ("/dev/nvmap", "/dev/nvgpu/igpu0/ctrl", DEVFREQ + "/max_freq"))
   assert set(F("/dev/nvgpu/igpu0").listdir()) >= {"ctrl", "as", "channel", "tsg", "power", "dbg", "prof"}
-  assert {"nvmap", "nvgpu"} <= set(F("/dev").listdir()) and F("/sys/class/devfreq").listdir() == ["17000000.gpu"]
+  dev = F("/dev").listdir()
+  assert {"nvmap", "nvgpu", "kmsg"} <= set(dev) and len(dev) == len(set(dev)) and F("/sys/class/devfreq").listdir() == ["17000000.gpu"]
   assert hcq.FileIOInterface.readlink(DEVFREQ).endswith("/devfreq/17000000.gpu")
 
 def test_devfreq_reads_and_root_only_writes(k):
