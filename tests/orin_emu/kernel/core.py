@@ -1,7 +1,7 @@
 # The emulated Jetson Orin's kernel: one ga10b, its device nodes and open files, nvmap buffers in emulated DRAM, the kernel log,
 # fault injection and leak counts. One per process (kernel()); the seam (orin_emu.seam) routes FileIOInterface calls here.
 from __future__ import annotations
-import collections, errno, os, threading
+import collections, ctypes, errno, os, threading
 from orin_emu.kernel.files import File, KernelError, NotEmulated
 from orin_emu.kernel.klog import KernelLog
 from orin_emu.kernel.memory import Dram, SharedPages, UserMemory, file_mappings, PAGE
@@ -140,6 +140,7 @@ class Kernel:
     return self.files[fd]
   def dmabuf(self, fd:int) -> DmaBufFile:
     """dma_buf_get: EBADF for no open file, EINVAL for a file that is not a dma-buf."""
+    if (fd:=ctypes.c_int32(fd).value) < 0: raise KernelError(errno.EBADF)   # an fd field is an int to the kernel
     if not self.owns(fd):
       try: os.fstat(fd)
       except OSError: raise KernelError(errno.EBADF) from None

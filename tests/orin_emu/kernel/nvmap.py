@@ -19,6 +19,7 @@ class Buffer:
     self.k, self.id, self.size, self.phys, self.refs = k, hid, size, None, 1
     self.flags = self.heap = self.align = 0
     self.cpu_mapped = False   # only a buffer that was ever mmapped needs the /proc/self/maps check at release
+    self.client: NvmapFile|None = None
   @property
   def cache(self) -> int: return self.flags & 3
   def view(self, off:int=0, n:int|None=None):
