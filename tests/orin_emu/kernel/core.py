@@ -251,6 +251,7 @@ def reset(**kw) -> Kernel:
   with _kernel_lock:
     if _kernel is not None:
       for fd in (_kernel.dram.fd, _kernel.usermode.fd): os.close(fd)   # its mappings stay valid for views still held
+      if hasattr(_kernel.gpu, "close"): _kernel.gpu.close()   # the GPU room's threads would otherwise poll the old machine forever
     _kernel = Kernel(**kw)
     return _kernel
 os.register_at_fork(after_in_child=lambda: globals().__setitem__("_kernel", None))   # a forked child boots its own Orin
