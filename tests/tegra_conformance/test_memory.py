@@ -1,5 +1,5 @@
 # nvmap buffers, dma-buf fds, CPU mappings and GPU VA placement (tegra-facts.md §2.5, §2.8, §3.1).
-import ctypes, mmap
+import ctypes, mmap, os
 import tinygrad.runtime.support.hcq as hcq
 from tegra import PAGE, WC, LOCAL_WINDOW, SHARED_WINDOW, errno_of, proc_fds
 from orin_emu.kernel.uapi import structs as S, ioctls as I, consts as C
@@ -14,6 +14,7 @@ def test_handles_have_bit31_and_get_fd_makes_a_new_fd_each_call(orin):
   before = proc_fds()
   fds = [orin.get_fd(h) for _ in range(3)]
   assert len({f.fd for f in fds}) == 3 and proc_fds() == before + 3
+  assert len({os.fstat(f.fd).st_ino for f in fds}) == 1 != len({os.fstat(f.fd).st_ino for f in (fds[0], orin.buffer(PAGE)[1])})   # one dma-buf file
   del fds
   assert proc_fds() == before
   orin.free(h)

@@ -117,9 +117,11 @@ class Kernel:
       else: f = DirFile(self)
       return self.install(f, cloexec=bool(flags & os.O_CLOEXEC))
 
-  def install(self, f:File, cloexec:bool=True) -> int:
-    """Give an open file a real fd number (anon-inode and dma-buf fds from ioctls are close-on-exec)."""
-    fd = os.memfd_create(f"orin-emu-{f.kind}", os.MFD_CLOEXEC if cloexec else 0)
+  def install(self, f:File, cloexec:bool=True, same_file_as:int|None=None) -> int:
+    """Give an open file a real fd number (anon-inode and dma-buf fds from ioctls are close-on-exec); same_file_as: an open fd whose
+    file this one shares (one inode), as every GET_FD of a buffer hands out the same dma-buf file."""
+    if same_file_as is None: fd = os.memfd_create(f"orin-emu-{f.kind}", os.MFD_CLOEXEC if cloexec else 0)
+    else: fd = os.open(f"/proc/self/fd/{same_file_as}", os.O_RDWR | (os.O_CLOEXEC if cloexec else 0))
     if (stale:=self.files.pop(fd, None)) is not None: stale.release()   # that number was closed behind the seam's back
     f.fd, f.ino = fd, os.fstat(fd).st_ino
     self.files[fd] = f
@@ -147,6 +149,8 @@ class Kernel:
       raise KernelError(errno.EINVAL)
     if not isinstance(f:=self.files[fd], DmaBufFile): raise KernelError(errno.EINVAL)
     return f
+  def dmabuf_fd_of(self, b:Buffer) -> int|None:
+    return next((fd for fd, f in list(self.files.items()) if isinstance(f, DmaBufFile) and f.buf is b and self.owns(fd)), None)
   def channel(self, fd:int) -> Channel:
     if not self.owns(fd) or not isinstance(f:=self.files[fd], ChannelFile): raise KernelError(errno.EINVAL)
     return f.ch

@@ -104,7 +104,7 @@ class NvmapFile(IoctlFile):
 
   def get_fd(self, a):
     if (b:=self.handles.get(a.handle)) is None: b = self.k.dmabuf(a.handle).buf   # not a handle: a dma-buf fd to duplicate
-    a.fd = self.k.install(DmaBufFile(self.k, b))
+    a.fd = self.k.install(DmaBufFile(self.k, b), same_file_as=self.k.dmabuf_fd_of(b))
 
   def cache(self, a):
     if a.addr == 0 or not 0 <= a.op <= 2: raise KernelError(errno.EINVAL)
