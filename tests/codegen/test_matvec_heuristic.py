@@ -3,7 +3,7 @@
 import collections
 import pytest
 from tinygrad import Tensor, Device, dtypes, nn
-from tinygrad.apps.llm import Transformer
+from tinygrad.apps.llm import Transformer, precompute_freqs_cis
 from tinygrad.codegen import get_program
 from tinygrad.codegen.opt import Opt, OptOps
 from tinygrad.engine import realize
@@ -66,6 +66,7 @@ def llama_1b_block():
   # one block of LLaMA-3.2-1B with fp16 weights, one decode step; NULL runs nothing, so the KV cache realize inside attention is free too
   mp = pytest.MonkeyPatch()
   mp.setattr(Device, "DEFAULT", "NULL")
+  precompute_freqs_cis.cache_clear()  # a model of the same head_dim/context built earlier in this process left its RoPE table on CPU
   model = Transformer(num_blocks=1, dim=2048, hidden_dim=8192, n_heads=32, n_kv_heads=8, norm_eps=1e-5, vocab_size=128256, head_dim=64,
                       rope_theta=500000.0, max_context=32)
   for v in get_state_dict(model).values(): v.replace(Tensor.empty(*v.shape, dtype=dtypes.half))

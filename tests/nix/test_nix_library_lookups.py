@@ -8,6 +8,8 @@ ELF = _ctypes.__file__  # any shared object will do: findlib checks the ELF magi
 
 def run(code:str, **env:str) -> str:
   clean = {k: v for k, v in os.environ.items() if not k.endswith("_PATH") or k in ("PATH", "PYTHONPATH")}
+  # the project venv defaults NVRTC_PATH/NVJITLINK_PATH to the pip wheels; blank is "unset" to tinygrad's findlib
+  clean |= {"NVRTC_PATH": "", "NVJITLINK_PATH": ""}
   return subprocess.run([sys.executable, "-c", code], env={**clean, **env}, capture_output=True, text=True, check=True).stdout.strip()
 
 def findlib(nm:str, paths:list[str], **env:str) -> str:
