@@ -199,6 +199,8 @@ def plot(results:list[dict], path:pathlib.Path) -> str|None:
     for i, r in enumerate(devs):
       vals = {row["name"]: row["value"] for row in r["rows"] if row["suite"] == s and "value" in row}
       ax.barh([j + i/(len(devs)+1) for j in range(len(names))], [vals.get(n, 0) for n in names], height=1/(len(devs)+1), label=r["device"])
+    vals_all = [row["value"] for r in devs for row in r["rows"] if row["suite"] == s and row.get("value", 0) > 0]
+    if vals_all and max(vals_all) > 100 * min(vals_all): ax.set_xscale("log")  # copies span 1 MiB..256 MiB: PCIe and HBM on one axis
     ax.set_yticks(range(len(names)), names, fontsize=7); ax.set_title(s, fontsize=9)
     ax.set_xlabel(next(row["unit"] for r in results for row in r["rows"] if row["suite"] == s and "unit" in row), fontsize=8); ax.legend(fontsize=7)
   fig.tight_layout(); fig.savefig(path, dpi=110)

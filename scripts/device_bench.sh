@@ -3,16 +3,19 @@
 # all on one generated LLaMA-3.2-1B-shaped Q6_K GGUF. Needs python3 with numpy+gguf, nvcc, cmake; no network.
 #   usage: scripts/device_bench.sh SRC OUT PHASE...
 #   SRC holds tinygrad-0.12.0.tar.gz, llama.cpp-src.tar.gz (vendor/llama.cpp of the llama-cpp-python sdist) and,
-#   for the `ours` phase, patches/ (series + *.patch); OUT receives JSON and logs.
-#   phases, in the order given: build (llama.cpp in the background) gguf up ours llamacpp suite
-#   MV_SWEEP="4,8,4 8,16,2" sweeps MV_BLOCKSIZE,MV_THREADS_PER_ROW,MV_ROWS_PER_THREAD in the `ours` phase.
+#   for the `ours` phases, patches/ (series + *.patch). Results land in /tmp/devbench/res; `collect` copies them to OUT.
+#   phases: build (llama.cpp, in the background)  gguf  warm (fill tinygrad's compile cache)  up  ours
+#           sweep (MV_SWEEP="4,8,4 8,16,2": MV_BLOCKSIZE,MV_THREADS_PER_ROW,MV_ROWS_PER_THREAD, in one process)
+#           best (the sweep's fastest, in a fresh process)  llamacpp  suite  beam  collect
+#   A measuring phase whose result exists is skipped, and none starts once BUDGET_S seconds have passed, so a second
+#   call with the same phases finishes what the first could not.
 set -uo pipefail
 SRC=$(realpath "$1") OUT=$(realpath "$2"); shift 2
 HERE=$(dirname "$(realpath "$0")") W=/tmp/devbench
-GGUF=$W/llama-3.2-1b-q6_k.gguf
+GGUF=$W/llama-3.2-1b-q6_k.gguf RES=$W/res
 TOKENS=${TOKENS:-64} WARMUP=${WARMUP:-16}
-mkdir -p "$W" "$OUT"
-log() { echo "[device_bench $(date -u +%T)] $*"; }
+mkdir -p "$W" "$RES" "$OUT"
+log() { echo "[device_bench $(date -u +%T) +${SECONDS}s] $*"; }
 tree() {  # tree NAME [patches dir]: the sdist unpacked, patches applied in series order
   [ -d "$W/$1" ] && return 0
   mkdir -p "$W/$1" && tar xzf "$SRC/tinygrad-0.12.0.tar.gz" -C "$W/$1" --strip-components=1 || return 1
@@ -21,15 +24,19 @@ tree() {  # tree NAME [patches dir]: the sdist unpacked, patches applied in seri
     done < "$2/series"
   fi
 }
-decode() {  # decode NAME [bench.py args]: tinygrad decode tok/s on CUDA with that tree
-  local name=$1; shift
-  PYTHONPATH="$W/$name:${PYTHONPATH:-}" python3 "$HERE/bench.py" --devices CUDA --only llm --gguf "$GGUF" --max-context 1024 \
-    --warmup "$WARMUP" --tokens "$TOKENS" --out "$OUT/$name" --timeout 540 "$@"
+decode() {  # decode TREE RESULT [bench.py args]: tinygrad decode tok/s on CUDA with that tree
+  local tree=$1 res=$2; shift 2
+  PYTHONPATH="$W/$tree:${PYTHONPATH:-}" python3 "$HERE/bench.py" --devices CUDA --only llm --gguf "$GGUF" --max-context 1024 \
+    --warmup "$WARMUP" --tokens "$TOKENS" --out "$W/out/$res" --timeout 540 "$@" && cp "$W/out/$res/bench.json" "$RES/$res.json"
 }
+sweep_args() { for m in ${MV_SWEEP:-}; do echo --mv "$m"; done; }
 for phase in "$@"; do
+  if [ "$phase" != collect ] && [ "$SECONDS" -gt "${BUDGET_S:-100000}" ]; then log "skip $phase: past BUDGET_S"; continue; fi
+  case $phase in up|ours|sweep|best|suite|beam) [ -f "$RES/$phase.json" ] && { log "have $phase"; continue; };; esac
   log "phase $phase"
   case $phase in
     build)
+      [ -d "$W/lc" ] && continue
       mkdir -p "$W/lc" && tar xzf "$SRC/llama.cpp-src.tar.gz" -C "$W/lc"
       arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
       setsid nohup bash -c "cd $W/lc && cmake -S llama.cpp -B b -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$arch -DCMAKE_BUILD_TYPE=Release \
@@ -38,14 +45,27 @@ for phase in "$@"; do
         nice -n 10 cmake --build b --target llama-bench -j \$(nproc) && touch DONE || touch FAILED" > "$W/lc/build.log" 2>&1 < /dev/null &
       log "llama.cpp build started for sm_$arch";;
     gguf) [ -f "$GGUF" ] || python3 "$HERE/synth_gguf.py" --preset llama-3.2-1b --out "$GGUF";;
-    up) tree up && decode up;;
-    ours) tree ours "$SRC/patches" && decode ours $(for m in ${MV_SWEEP:-}; do echo --mv "$m"; done);;
+    warm)  # compile every kernel once (tinygrad caches compiled programs on disk) so the timed phases time decode only
+      tree up && tree ours "$SRC/patches" || exit 1
+      TOKENS=4 WARMUP=2 decode up warm-up && TOKENS=4 WARMUP=2 decode ours warm-ours $(sweep_args);;
+    up) tree up && decode up up;;
+    ours) tree ours "$SRC/patches" && decode ours ours;;
+    sweep) tree ours "$SRC/patches" && decode ours sweep $(sweep_args);;
+    best)
+      best=$(python3 -c "import json,sys; rows=json.load(open(sys.argv[1]))['results'][0]['rows']; print(max(rows, key=lambda r: r.get('value', 0))['mv'])" "$RES/sweep.json") || continue
+      log "fastest in the sweep: MV=$best"
+      IFS=, read -r b t r <<< "$best"
+      MV_BLOCKSIZE=$b MV_THREADS_PER_ROW=$t MV_ROWS_PER_THREAD=$r decode ours best;;
+    beam) tree ours "$SRC/patches" && JITBEAM=${JITBEAM:-2} decode ours beam;;
     llamacpp)
+      [ -f "$RES/llama-bench.json" ] && { log "have llamacpp"; continue; }
       while [ ! -e "$W/lc/DONE" ] && [ ! -e "$W/lc/FAILED" ]; do sleep 5; done
-      if [ -e "$W/lc/FAILED" ]; then tail -30 "$W/lc/build.log"; cp "$W/lc/build.log" "$OUT/llamacpp-build.log"; continue; fi
-      "$W/lc/b/bin/llama-bench" -m "$GGUF" -ngl 99 -p 512 -n 128 -r 5 -o json > "$OUT/llama-bench.json" 2> "$OUT/llama-bench.log"
-      python3 -c "import json,sys; [print(f\"llama.cpp {r['model_type']} {'pp' if r['n_prompt'] else 'tg'}{r['n_prompt'] or r['n_gen']}: {r['avg_ts']:.1f} ± {r['stddev_ts']:.1f} tok/s ({r['backends']}, fa={r.get('flash_attn')}, {r['gpu_info']}, build {r['build_commit']})\") for r in json.load(open(sys.argv[1]))]" "$OUT/llama-bench.json" || tail -20 "$OUT/llama-bench.log";;
-    suite) tree up && PYTHONPATH="$W/up:${PYTHONPATH:-}" python3 "$HERE/bench.py" --devices NV,CUDA --out "$OUT/suite" --timeout 300 ${SUITE_ARGS:-};;
+      if [ -e "$W/lc/FAILED" ]; then tail -30 "$W/lc/build.log"; continue; fi
+      "$W/lc/b/bin/llama-bench" -m "$GGUF" -ngl 99 -p 512 -n 128 -r 5 -o json > "$RES/llama-bench.json" 2> "$W/llama-bench.log" || tail "$W/llama-bench.log"
+      python3 -c "import json,sys; [print(f\"llama.cpp {r['model_type']} {'pp' if r['n_prompt'] else 'tg'}{r['n_prompt'] or r['n_gen']}: {r['avg_ts']:.1f} ± {r['stddev_ts']:.1f} tok/s ({r['backends']}, fa={r.get('flash_attn')}, {r['gpu_info']})\") for r in json.load(open(sys.argv[1]))]" "$RES/llama-bench.json";;
+    suite) tree up && PYTHONPATH="$W/up:${PYTHONPATH:-}" python3 "$HERE/bench.py" --devices NV,CUDA --out "$W/out/suite" --timeout 400 ${SUITE_ARGS:-} \
+             && cp "$W/out/suite/bench.json" "$RES/suite.json" && cp "$W/out/suite/bench.png" "$RES/suite.png";;
+    collect) cp "$RES"/* "$OUT"/ 2>/dev/null; ls "$OUT";;
     *) log "unknown phase $phase"; exit 2;;
   esac
 done
