@@ -112,7 +112,22 @@ def bench_mlp(dev:str, sz:dict) -> list[dict]:
     rows.append(dict(suite="mlp", name=f"mlp fp16 1024-{h}-{h}-1024 b{batch}", batch=batch, value=t*1e3, unit="ms"))
   return rows
 
-def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:int, tokens:int, max_context:int) -> list[dict]:
+def profile_token(gen) -> dict:
+  """Per-kernel device time of one decode step, grouped by kernel and by the tensor op that made it (needs JIT=2: no graph)."""
+  import contextlib, io, re
+  from tinygrad.helpers import Context
+  with contextlib.redirect_stdout(buf:=io.StringIO()), Context(DEBUG=2): next(gen)
+  by_kernel: dict[str, list] = {}
+  for line in re.sub(r"\x1b\[[0-9;]*m", "", buf.getvalue()).splitlines():
+    if not (m := re.match(r"\*\*\* \S+\s+\d+ (\S+)\s.* tm\s+([\d.]+)(us|ms|s)/.*?GB/s\)\s*(.*)$", line)): continue
+    us = float(m[2]) * {"us": 1, "ms": 1e3, "s": 1e6}[m[3]]
+    k = by_kernel.setdefault(m[1], [0, 0.0, m[4]]); k[0] += 1; k[1] += us
+  total = sum(v[1] for v in by_kernel.values())
+  top = sorted(by_kernel.items(), key=lambda kv: -kv[1][1])
+  return dict(kernels=sum(v[0] for v in by_kernel.values()), total_us=total,
+              top=[dict(name=n, count=c, us=round(t, 1), ops=meta) for n,(c,t,meta) in top[:40]])
+
+def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:int, tokens:int, max_context:int, profile=False) -> list[dict]:
   from tinygrad import Tensor, Device, nn, GlobalCounters, helpers
   from tinygrad.apps.llm import Transformer
   from tinygrad.engine import realize
@@ -147,9 +162,10 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
     rows.append(dict(suite="llm", name=f"decode {pathlib.Path(gguf).name} MV={cfg or 'default'}", mv=cfg, value=1/med, unit="tok/s",
                      p10_tok_s=1/statistics.quantiles(ts, n=10)[8], p90_tok_s=1/statistics.quantiles(ts, n=10)[0],
                      ms_per_token=med*1e3, weight_GB_s=param_bytes/med/1e9, weight_bytes=param_bytes, load_s=load_s,
-                     kernels_per_token=kernels, prompt_len=len(prompt), warmup=warmup, tokens=tokens, max_context=max_context,
+                     kernels_per_token=kernels, jit_graph=not profile, prompt_len=len(prompt), warmup=warmup, tokens=tokens, max_context=max_context,
                      n_compiled=len(names), kernel_names_sha=hashlib.sha1("\n".join(names).encode()).hexdigest()[:12]))
     progress(f"{dev} llm decode MV={cfg or 'env'}: {1/med:.1f} tok/s")
+    if profile: rows[-1]["profile"] = profile_token(gen)
   return rows
 
 def worker(args) -> dict:
@@ -164,7 +180,7 @@ def worker(args) -> dict:
   if dev == "CUDA": meta["arch"] = Device[dev].arch
   for suite in args.only:
     try:
-      if suite == "llm": rows += bench_llm(dev, sz, args.gguf, args.preset, args.mv, args.warmup, args.tokens, args.max_context)
+      if suite == "llm": rows += bench_llm(dev, sz, args.gguf, args.preset, args.mv, args.warmup, args.tokens, args.max_context, args.profile)
       else: rows += globals()[f"bench_{suite}"](dev, sz)
     except Exception as e:
       progress(f"{dev} {suite} failed: {type(e).__name__}: {e}")
@@ -217,12 +233,14 @@ def main():
   ap.add_argument("--mv", action="append", default=[], help="MV_BLOCKSIZE,MV_THREADS_PER_ROW,MV_ROWS_PER_THREAD to sweep (repeatable)")
   ap.add_argument("--warmup", type=int, default=8); ap.add_argument("--tokens", type=int, default=32)
   ap.add_argument("--max-context", type=int, default=1024)
+  ap.add_argument("--profile", action="store_true", help="also time each kernel of one decode step (runs the JIT without graphs)")
   ap.add_argument("--timeout", type=float, default=3600, help="seconds one device's worker may take")
   ap.add_argument("--worker", help=argparse.SUPPRESS)
   args = ap.parse_args()
   args.only = [s for s in args.only.split(",") if s]
   if bad := set(args.only) - set(SUITES): ap.error(f"unknown suites {bad}")
   if args.worker:
+    if args.profile: os.environ["JIT"] = "2"  # per-kernel times need the JIT to launch kernels one by one; read at tinygrad's import
     print("BENCH_RESULT " + json.dumps(worker(args)), flush=True)
     return
   out = pathlib.Path(args.out); out.mkdir(parents=True, exist_ok=True)
@@ -234,7 +252,7 @@ def main():
     env = {**os.environ, dev: "1", "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, __file__, "--worker", dev, "--only", ",".join(args.only), "--out", args.out, "--preset", args.preset,
            "--warmup", str(args.warmup), "--tokens", str(args.tokens), "--max-context", str(args.max_context)]
-    cmd += (["--gguf", args.gguf] if args.gguf else []) + (["--full"] if args.full else []) + sum((["--mv", m] for m in args.mv), [])
+    cmd += (["--gguf", args.gguf] if args.gguf else []) + (["--full"] if args.full else []) + (["--profile"] if args.profile else []) + sum((["--mv", m] for m in args.mv), [])
     try:
       p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True, timeout=args.timeout)
       res = [json.loads(l[len("BENCH_RESULT "):]) for l in p.stdout.splitlines() if l.startswith("BENCH_RESULT ")]
