@@ -113,7 +113,7 @@ def bench_mlp(dev:str, sz:dict) -> list[dict]:
   return rows
 
 def profile_token(gen) -> dict:
-  """Per-kernel device time of one decode step, grouped by kernel and by the tensor op that made it (needs JIT=2: no graph)."""
+  """Per-kernel device time of one decode step, summed by kernel name with the tensor ops that made it (needs JIT=2: no graph)."""
   import contextlib, io, re
   from tinygrad.helpers import Context
   with contextlib.redirect_stdout(buf:=io.StringIO()), Context(DEBUG=2): next(gen)
