@@ -173,7 +173,7 @@ def worker(args) -> dict:
   try:
     from tinygrad import Device, Tensor
     Device[dev]; (Tensor([1.0], device=dev) + 1).realize().item()  # noqa: B018  opens the device and runs a kernel
-  except Exception as e: return dict(device=dev, skipped=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300], rows=[])
+  except Exception as e: return dict(device=dev, skipped=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'no message'} (the device did not open)"[:300], rows=[])
   import tinygrad
   sz, rows = sizes(args.full, dev), []
   meta = dict(device=dev, tinygrad=str(pathlib.Path(tinygrad.__file__).parent), env={k:v for k,v in os.environ.items() if k.startswith(("MV", "BEAM", "JITBEAM", "HALF"))})
