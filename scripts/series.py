@@ -107,18 +107,21 @@ def export(tree:Path, patches:Path) -> list[str]:
   (Path(git(tree, "rev-parse", "--absolute-git-dir"))/STAMP).write_text(f"{series_stamp(tree, patches, new)} {git(tree, 'rev-parse', BRANCH)}\n")
   by_topic: dict[str, list[str]] = {}
   for c in commits: by_topic.setdefault(topic(git(tree, "log", "-1", "--format=%s", c)), []).append(c)
+  branches = []
   with tempfile.TemporaryDirectory() as wt:
     git(tree, "worktree", "add", "-q", "--detach", wt, BASE_TAG)
     try:
       for t, cs in by_topic.items():
-        git(Path(wt), "checkout", "-q", "--detach", BASE_TAG)
-        r = subprocess.run(["git", "-C", wt, "cherry-pick", *cs], capture_output=True, text=True, env={**os.environ, **GIT_ENV})
-        if r.returncode != 0:
+        # a topic that needs earlier ones is a stacked PR: it sits on the series up to its first commit
+        for base in dict.fromkeys([BASE_TAG, f"{cs[0]}^"]):
+          git(Path(wt), "checkout", "-q", "--detach", base)
+          if subprocess.run(["git", "-C", wt, "cherry-pick", *cs], capture_output=True, env={**os.environ, **GIT_ENV}).returncode == 0: break
           git(Path(wt), "cherry-pick", "--abort", check=False)
-          raise SeriesError(f"topic {t} does not apply on {BASE_TAG} by itself (it depends on an earlier topic):\n{r.stdout + r.stderr}")
+        else: raise SeriesError(f"topic {t} does not apply on the series before it")
         git(tree, "branch", "-f", f"pr/{t}", git(Path(wt), "rev-parse", "HEAD"))
+        branches.append(f"pr/{t}" + ("" if base == BASE_TAG else f" (stacked on {git(tree, 'log', '-1', '--format=%s', base)!r})"))
     finally: git(tree, "worktree", "remove", "--force", wt, check=False)
-  return [f"pr/{t}" for t in by_topic]
+  return branches
 
 def main() -> int:
   p = argparse.ArgumentParser(description=__doc__)
@@ -130,7 +133,7 @@ def main() -> int:
   tree = (a.tree or default_tree()).resolve()
   try:
     if a.cmd == "apply": print(f"{tree}: {'applied' if apply(tree, a.patches, a.cache) else 'up to date with'} {len(read_series(a.patches))} patches")
-    else: print(f"{a.patches}: {len(read_series(a.patches))} patches; branches: {' '.join(export(tree, a.patches)) or '(none)'}")
+    else: print(f"{a.patches}: {len(read_series(a.patches))} patches; branches: {', '.join(export(tree, a.patches)) or '(none)'}")
   except SeriesError as e:
     print(f"error: {e}", file=sys.stderr)
     return 1

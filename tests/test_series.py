@@ -51,6 +51,13 @@ def test_roundtrip_and_topic_branches(two_topics, base_tree, tmp_path):
     assert series.git(t2, "rev-list", "--count", f"v0.12.0..{br}") == "1"   # each topic branch sits on the upstream base alone
     assert series.git(t2, "diff", "--name-only", f"v0.12.0..{br}") == path
 
+def test_topic_that_needs_an_earlier_one_is_stacked(tree, tmp_path):
+  commit(tree, "tinygrad/renderer/ptx.py", "class PTXRenderer", "# first\nclass PTXRenderer", "renderer/ptx: first")
+  commit(tree, "tinygrad/renderer/ptx.py", "# first", "# first, then graph", "runtime/graph: on top of ptx")
+  branches = series.export(tree, tmp_path/"p")
+  assert branches == ["pr/renderer-ptx", "pr/runtime-graph (stacked on 'renderer/ptx: first')"]
+  assert series.git(tree, "rev-list", "--count", "v0.12.0..pr/runtime-graph") == "2"
+
 def test_apply_is_idempotent(two_topics, tree):
   assert series.apply(tree, two_topics, CACHE) is True
   head = series.git(tree, "rev-parse", "HEAD")
