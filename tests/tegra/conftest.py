@@ -13,3 +13,21 @@ def dev():
   except Exception as e: pytest.skip(f"no NV device (not a Jetson and ORIN_EMU=1 not set): {e}")
   assert type(d.iface).__name__ == "TegraIface", "NV=1 on Tegra must pick TegraIface"
   return d
+
+def nvmap_buffer(handle:int):
+  """The emulated kernel's record of an nvmap handle; skips on a real Jetson, where nvmap's bookkeeping is not visible."""
+  if (k:=emu_kernel()) is None: pytest.skip("needs the emulated kernel's view of nvmap buffers")
+  return k.buffers[handle]
+
+def kernel_log() -> list[str]:
+  """This boot's kernel messages: the emulated kernel's log, or /dev/kmsg on a Jetson (skips when the user may not read it)."""
+  if (k:=emu_kernel()) is not None: return k.klog.lines()
+  import os
+  try: fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+  except PermissionError: pytest.skip("/dev/kmsg is not readable (kernel.dmesg_restrict): run as root or in the adm group")
+  lines = []
+  try:
+    while True: lines.append(os.read(fd, 8192).decode(errors="replace").split(";", 1)[-1].rstrip("\n"))
+  except BlockingIOError: pass
+  finally: os.close(fd)
+  return lines
