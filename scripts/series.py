@@ -34,7 +34,7 @@ def default_tree() -> Path:
 def fetch_sdist(cache:Path) -> Path:
   cache.mkdir(parents=True, exist_ok=True)
   if not (f:=cache/SDIST).exists():
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "--no-build-isolation", "-d", str(cache),
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "-d", str(cache),
                     "tinygrad==0.12.0"], check=True)
   if (got:=hashlib.sha256(f.read_bytes()).hexdigest()) != SDIST_SHA256:
     f.unlink()
@@ -103,6 +103,8 @@ def export(tree:Path, patches:Path) -> list[str]:
       data = (Path(tmp)/n).read_bytes()
       if not (patches/n).exists() or (patches/n).read_bytes() != data: (patches/n).write_bytes(data)
   (patches/"series").write_text("".join(f"{n}\n" for n in new))
+  # the branch now is what patches/ describes: a later apply must see it as up to date, not as unexported work
+  (Path(git(tree, "rev-parse", "--absolute-git-dir"))/STAMP).write_text(f"{series_stamp(tree, patches, new)} {git(tree, 'rev-parse', BRANCH)}\n")
   by_topic: dict[str, list[str]] = {}
   for c in commits: by_topic.setdefault(topic(git(tree, "log", "-1", "--format=%s", c)), []).append(c)
   with tempfile.TemporaryDirectory() as wt:

@@ -37,7 +37,8 @@ def run(s:Suite, xml:Path) -> tuple[int, int, int, int]:
   st = time.monotonic()
   rc = subprocess.run(cmd, cwd=s.cwd, env={**os.environ, **s.env}).returncode
   if not xml.exists(): return 0, 1, 0, rc   # pytest died before writing a report: count the suite as one failure
-  suites = (r:=ET.parse(xml).getroot()).findall("testsuite") if r.tag == "testsuites" else [r]
+  root = ET.parse(xml).getroot()
+  suites = root.findall("testsuite") if root.tag == "testsuites" else [root]
   tests, failed, skipped = (sum(int(t.get(k, 0)) for t in suites) for k in ("tests", "failures", "skipped"))
   failed += sum(int(t.get("errors", 0)) for t in suites)
   print(f"=== {s.name}: {tests-failed-skipped} passed, {failed} failed, {skipped} skipped in {time.monotonic()-st:.0f}s", flush=True)

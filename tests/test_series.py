@@ -56,6 +56,12 @@ def test_apply_is_idempotent(two_topics, tree):
   head = series.git(tree, "rev-parse", "HEAD")
   assert series.apply(tree, two_topics, CACHE) is False and series.git(tree, "rev-parse", "HEAD") == head
 
+def test_apply_after_export_is_up_to_date(two_topics, tree, tmp_path):
+  series.apply(tree, two_topics, CACHE)
+  commit(tree, "tinygrad/renderer/ptx.py", "# pipeline test", "# pipeline test, more", "renderer/ptx: more")
+  series.export(tree, two_topics)
+  assert series.apply(tree, two_topics, CACHE) is False and series.git(tree, "log", "-1", "--format=%s") == "renderer/ptx: more"
+
 def test_apply_reproduces_commit_ids(two_topics, base_tree, tmp_path):
   heads = []
   for n in "ab":

@@ -1,0 +1,109 @@
+# Lets listed users run tinygrad's NV backend on a Jetson Orin AGX under jetpack-nixos (JetPack 6) and, optionally,
+# runs the board flat out and puts the patched tinygrad on the system.
+{
+  config,
+  lib,
+  pkgs,
+  ...
+}:
+let
+  inherit (lib) mkOption mkEnableOption mkIf mkDefault types;
+  cfg = config.hardware.tinygrad-orin;
+  group = cfg.group;
+  devfreqAdded = ''ACTION=="add", SUBSYSTEM=="devfreq", KERNEL=="17000000.gpu"'';
+  clockLimits = "/sys%p/min_freq /sys%p/max_freq";
+  rules = pkgs.writeTextFile {
+    name = "tinygrad-orin-udev-rules";
+    # udev reads rules files in name order across directories, the last assignment wins: this name sorts after
+    # jetpack-nixos's copy of L4T's rules (90-tegra-devices.rules; 99-tegra-devices.rules on L4T itself)
+    destination = "/etc/udev/rules.d/99-tinygrad-orin.rules";
+    text =
+      ''
+        KERNEL=="nvmap", GROUP="${group}", MODE="0660"
+        ENV{DEVNAME}=="/dev/nvgpu/igpu0/*", GROUP="${group}", MODE="0660"
+      ''
+      # sysfs attributes have no udev GROUP/MODE keys; kernfs accepts chgrp/chmod once the device appears
+      + lib.optionalString cfg.clockControl ''
+        ${devfreqAdded}, RUN+="${pkgs.coreutils}/bin/chgrp ${group} ${clockLimits}", RUN+="${pkgs.coreutils}/bin/chmod g+w ${clockLimits}"
+      '';
+  };
+in
+{
+  options.hardware.tinygrad-orin = {
+    enable = mkEnableOption "tinygrad's NV backend on the Orin's integrated GPU (nvgpu/nvmap device nodes)";
+    users = mkOption {
+      type = types.listOf types.str;
+      default = [ ];
+      example = [ "alice" ];
+      description = "Users added to the group that may open /dev/nvmap and /dev/nvgpu/igpu0/* (NV=1 needs both).";
+    };
+    group = mkOption {
+      type = types.str;
+      default = "video";
+      description = ''
+        Group given /dev/nvmap and every /dev/nvgpu/igpu0/* node (mode 0660). L4T already gives video the nodes
+        CUDA uses; the rule extends it to the profiler and debugger nodes, whose L4T group `debug` does not exist
+        on NixOS. Another group takes the nodes away from video (and from CUDA users relying on it).
+      '';
+    };
+    clockControl = mkOption {
+      type = types.bool;
+      default = false;
+      description = ''
+        Let the group write the GPU's clock limits, min_freq and max_freq in /sys/class/devfreq/17000000.gpu
+        (root only by default), e.g. to pin clocks for benchmarks.
+      '';
+    };
+    maxPerformance = mkOption {
+      type = types.bool;
+      default = true;
+      description = ''
+        Run the board in nvpmodel profile 0 (MAXN on the Orin AGX) with jetson_clocks at boot, through jetpack-nixos's
+        services.nvpmodel.profileNumber and hardware.nvidia-jetpack.maxClock.
+      '';
+    };
+    python = {
+      enable = mkEnableOption "a Python with the patched tinygrad and numpy on the system PATH";
+      package = mkOption {
+        type = types.package;
+        default = pkgs.python3.withPackages (ps: [
+          ps.tinygrad
+          ps.numpy
+        ]);
+        defaultText = lib.literalExpression "pkgs.python3.withPackages (ps: [ ps.tinygrad ps.numpy ])";
+        description = "The Python environment installed by python.enable; ps.tinygrad is the patched one (this module adds the overlay).";
+      };
+    };
+  };
+
+  config = mkIf cfg.enable {
+    assertions = [
+      {
+        assertion = config.hardware.nvidia-jetpack.enable or false;
+        message = "hardware.tinygrad-orin needs jetpack-nixos: import its NixOS module and set hardware.nvidia-jetpack.enable = true.";
+      }
+      {
+        assertion = config.hardware.nvidia-jetpack.som or null == "orin-agx";
+        message = ''hardware.tinygrad-orin targets the Orin AGX (MAXN is its nvpmodel profile 0): set hardware.nvidia-jetpack.som = "orin-agx".'';
+      }
+      {
+        assertion = config.hardware.nvidia-jetpack.majorVersion or null == "6";
+        message = ''hardware.tinygrad-orin needs JetPack 6 (L4T r36, nvgpu/nvmap, CUDA 12.6): set hardware.nvidia-jetpack.majorVersion = "6".'';
+      }
+    ];
+    nixpkgs.overlays = [ (import ../overlays) ];
+    users.groups.${group} = { };
+    users.users = lib.genAttrs cfg.users (_: {
+      extraGroups = [ group ];
+    });
+    services.udev.packages = [ rules ];
+    # CUDA=1 loads libcuda from /run/opengl-driver, which jetpack-nixos fills when graphics are enabled
+    hardware.graphics.enable = mkDefault true;
+    services.nvpmodel = mkIf cfg.maxPerformance {
+      enable = true;
+      profileNumber = 0;
+    };
+    hardware.nvidia-jetpack.maxClock = mkIf cfg.maxPerformance true;
+    environment.systemPackages = mkIf cfg.python.enable [ cfg.python.package ];
+  };
+}

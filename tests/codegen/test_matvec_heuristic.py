@@ -1,0 +1,95 @@
+# hand_coded_optimizations must give fp16 LLM matvecs (fp32 accumulate, scales, fused RMSNorm) the matvec opts and leave other reduces alone.
+# Kernels are scheduled on the NULL device and lowered with the sm_87 renderers: no GPU needed.
+import collections
+import pytest
+from tinygrad import Tensor, Device, dtypes, nn
+from tinygrad.apps.llm import Transformer
+from tinygrad.codegen import get_program
+from tinygrad.codegen.opt import Opt, OptOps
+from tinygrad.engine import realize
+from tinygrad.nn.state import get_state_dict
+from tinygrad.renderer.cstyle import NVRenderer
+from tinygrad.renderer.ptx import PTXRenderer
+from tinygrad.uop.ops import Ops
+
+# the matvec opts with the default MV_THREADS_PER_ROW=8, MV_BLOCKSIZE=4, MV_ROWS_PER_THREAD=4: LOCAL and UPCAST on the same output axis
+def is_matvec(o:tuple[Opt, ...]) -> bool: return [(x.op, x.arg) for x in o] == [(OptOps.GROUP, 8), (OptOps.LOCAL, 4), (OptOps.UPCAST, 4)] and \
+  o[1].axis == o[2].axis
+RENDERERS = {"cuda_c": lambda: NVRenderer("sm_87"), "ptx": lambda: PTXRenderer("sm_87", device="NV")}
+
+def empty(*shape, dtype=dtypes.half) -> Tensor: return Tensor.empty(*shape, dtype=dtype, device="NULL")
+def kernel_opts(t:Tensor, ren) -> list[tuple[Opt, ...]]:
+  return [get_program(si.ast, ren).applied_opts for si in t.schedule() if si.ast.op is Ops.SINK]
+def rms_norm(x:Tensor) -> Tensor:
+  norm = nn.RMSNorm(x.shape[-1])
+  norm.weight = empty(x.shape[-1])
+  return norm(x)
+
+X, W, S = empty(1, 2048), empty(512, 2048), empty(512, 1)
+MATVECS = {
+  "x@W.T": lambda: X @ W.T,
+  "x@W.T fp32 acc": lambda: X.matmul(W.T, dtype=dtypes.float),
+  "x@(W*s).T": lambda: X @ (W * S).T,
+  "rmsnorm(x)@W.T": lambda: rms_norm(X) @ W.T,
+  "x.float()@W.cast(float).T": lambda: X.float() @ W.cast(dtypes.float).T,
+}
+
+@pytest.mark.parametrize("ren", RENDERERS.values(), ids=RENDERERS.keys())
+@pytest.mark.parametrize("case", MATVECS.values(), ids=MATVECS.keys())
+def test_fp16_matvec_gets_matvec_opts(case, ren):
+  assert is_matvec(kernel_opts(case(), ren())[-1])
+
+# opts recorded from unpatched tinygrad 0.12.0: none of these is a matvec
+def opts(*o:tuple[OptOps, int, int]) -> tuple[Opt, ...]: return tuple(Opt(op, axis, arg) for op,axis,arg in o)
+GROUPTOP = opts((OptOps.GROUPTOP, 0, 16))
+NOT_MATVECS = {
+  "fp16 row sum": (lambda: empty(64, 2048).float().sum(axis=1), GROUPTOP),
+  "fp16 dot": (lambda: (empty(2048) * empty(2048)).sum(dtype=dtypes.float), GROUPTOP),
+  "fp16 exp row sum": (lambda: empty(64, 2048).float().exp().sum(axis=1), GROUPTOP),
+  "fp16 rows times vector": (lambda: (W * empty(2048)).sum(axis=1, dtype=dtypes.float), GROUPTOP),
+  "fp16 M=3 matmul": (lambda: empty(3, 2048) @ empty(512, 2048).T, GROUPTOP),
+  "fp16 M=3 wide matmul": (lambda: empty(3, 2048) @ empty(8192, 2048).T,
+                           opts((OptOps.UPCAST, 1, 4), (OptOps.UPCAST, 0, 3), (OptOps.UNROLL, 0, 4), (OptOps.LOCAL, 0, 32))),
+}
+
+@pytest.mark.parametrize("ren", RENDERERS.values(), ids=RENDERERS.keys())
+@pytest.mark.parametrize("case,opts", NOT_MATVECS.values(), ids=NOT_MATVECS.keys())
+def test_other_reduces_keep_their_opts(case, opts, ren):
+  assert kernel_opts(case(), ren()) == [opts]
+
+class Capture:
+  def __init__(self): self.items: list[realize.ExecItem] = []
+  def add(self, ei:realize.ExecItem): self.items.append(ei)
+
+@pytest.fixture(scope="module")
+def llama_1b_block():
+  # one block of LLaMA-3.2-1B with fp16 weights, one decode step; NULL runs nothing, so the KV cache realize inside attention is free too
+  mp = pytest.MonkeyPatch()
+  mp.setattr(Device, "DEFAULT", "NULL")
+  model = Transformer(num_blocks=1, dim=2048, hidden_dim=8192, n_heads=32, n_kv_heads=8, norm_eps=1e-5, vocab_size=128256, head_dim=64,
+                      rope_theta=500000.0, max_context=32)
+  for v in get_state_dict(model).values(): v.replace(Tensor.empty(*v.shape, dtype=dtypes.half))
+  realize.capturing.append(cap:=Capture())
+  try: model(Tensor([[1]]), 3).realize()
+  finally:
+    realize.capturing.remove(cap)
+    mp.undo()
+  blk = model.blk[0]
+  weights = {"q": blk.attn_q, "k": blk.attn_k, "v": blk.attn_v, "o": blk.attn_output, "gate": blk.ffn_gate, "up": blk.ffn_up,
+             "down": blk.ffn_down, "lm_head": model.output}
+  kernels = [ei for ei in cap.items if ei.ast.op is Ops.SINK]
+  by_weight = {name:[ei.ast for ei in kernels if any(b is lin.weight.uop.buffer for b in ei.bufs)] for name,lin in weights.items()}
+  others = [ei.ast for ei in kernels if not any(ei.ast is a for asts in by_weight.values() for a in asts)]
+  return by_weight, others
+
+# the block's 23 other kernels (norms, rope, KV cache, attention, softmax/argmax) as lowered by unpatched tinygrad 0.12.0
+OTHER_KERNEL_OPTS = collections.Counter({GROUPTOP: 11, opts((OptOps.UPCAST, 0, 4), (OptOps.LOCAL, 0, 32)): 5,
+  opts((OptOps.UPCAST, 1, 4), (OptOps.LOCAL, 0, 8), (OptOps.LOCAL, 1, 16)): 4, opts((OptOps.UNROLL, 0, 0), (OptOps.LOCAL, 0, 32)): 2,
+  opts((OptOps.UPCAST, 1, 4), (OptOps.UNROLL, 0, 0), (OptOps.LOCAL, 0, 8), (OptOps.LOCAL, 1, 16)): 1})
+
+@pytest.mark.parametrize("ren", RENDERERS.values(), ids=RENDERERS.keys())
+def test_llama_block_census(llama_1b_block, ren):
+  by_weight, others, ren = *llama_1b_block, ren()
+  census = {name:[get_program(a, ren).applied_opts for a in asts] for name,asts in by_weight.items()}
+  assert {name:[is_matvec(o) for o in ol] for name,ol in census.items()} == {name:[True] for name in by_weight}, census
+  assert collections.Counter(get_program(a, ren).applied_opts for a in others) == OTHER_KERNEL_OPTS

@@ -1,0 +1,58 @@
+"""The offline Nix checks can fail: each case breaks a copy of the tree the way a bad edit would and runs the test
+that guards against it on that copy, expecting it to fail."""
+import importlib.util, inspect, pathlib
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+def edit(path:pathlib.Path, old:str, new:str):
+  text = path.read_text()
+  assert old in text, (path, old)
+  path.write_text(text.replace(old, new, 1))
+
+def write_series(tree:pathlib.Path, names:list[str], present:list[str]):
+  (tree/"patches").mkdir(exist_ok=True)
+  (tree/"patches/series").write_text("".join(f"{n}\n" for n in names))
+  for n in present: (tree/"patches"/n).write_text(f"From: fixture\nSubject: [PATCH] {n}\n\n---\n")
+
+def users_option_mistyped(t): edit(t/"nixos/default.nix", "type = types.listOf types.str;", "type = types.str;")
+def clock_option_renamed(t): edit(t/"nixos/default.nix", "clockControl = mkOption", "clockcontrol = mkOption")
+def udev_rules_sort_before_l4t(t): edit(t/"nixos/default.nix", "/etc/udev/rules.d/99-tinygrad-orin.rules", "/etc/udev/rules.d/60-tinygrad-orin.rules")
+def performance_option_does_nothing(t): edit(t/"nixos/default.nix", "profileNumber = 0;", "")
+def nix_drops_a_listed_patch(t):
+  write_series(t, ["0001-a.patch", "0002-b.patch"], ["0001-a.patch", "0002-b.patch"])
+  edit(t/"overlays/default.nix", "patches = import ./series.nix ../patches;", "patches = builtins.tail (import ./series.nix ../patches);")
+def patch_moves_a_substituted_line(t):
+  write_series(t, ["0001-cuda.patch"], [])
+  (t/"patches/0001-cuda.patch").write_text("--- a/tinygrad/runtime/autogen/cuda.py\n+++ b/tinygrad/runtime/autogen/cuda.py\n"
+                                          "@@ -4 +4 @@\n-dll = DLL('cuda', 'cuda')\n+dll = DLL('cuda', ['cuda'])\n")
+def series_lists_a_missing_patch(t): write_series(t, ["0001-a.patch", "0002-b.patch"], ["0001-a.patch"])
+def sdist_hash_changed(t): edit(t/"overlays/tinygrad.nix", 'hash = "sha256-KZzV', 'hash = "sha256-AAAA')
+def cuda_from_default_set(t): edit(t/"overlays/tinygrad.nix", "cuda = cudaPackages_12_6;", "cuda = cudaPackages;")
+def lock_drifted(t): edit(t/"flake.lock", "c217913993d6c6f6805c3b1a3bda5e639adfde6d", "0000000000000000000000000000000000000000")
+def follows_dropped_without_relocking(t): edit(t/"flake.nix", 'inputs.nixpkgs.follows = "nixpkgs";', "")
+def shell_output_broken(t): edit(t/"flake.nix", "pkgs.clang\n        ];\n        env", "pkgs.clang-nonexistent\n        ];\n        env")
+
+@pytest.mark.parametrize("break_tree, test_file, expected", [
+  (users_option_mistyped, "test_nix_module.py", "test_listed_users_join_the_device_group"),
+  (clock_option_renamed, "test_nix_module.py", "test_options_have_types_defaults_and_descriptions"),
+  (udev_rules_sort_before_l4t, "test_nix_module.py", "test_udev_rule_sorts_after_l4t_rules"),
+  (performance_option_does_nothing, "test_nix_module.py", "test_max_performance_goes_through_jetpack_options"),
+  (nix_drops_a_listed_patch, "test_nix_overlay.py", "test_patch_list_equals_patches_series"),
+  (series_lists_a_missing_patch, "test_nix_overlay.py", "test_patch_list_equals_patches_series"),
+  (patch_moves_a_substituted_line, "test_nix_overlay.py", "test_series_and_post_patch_apply_to_the_sdist_as_in_nix_build"),
+  (sdist_hash_changed, "test_nix_overlay.py", "test_src_is_the_pinned_sdist"),
+  (cuda_from_default_set, "test_nix_overlay.py", "test_library_lookups_point_at_cuda_12_6_driver_and_libc"),
+  (lock_drifted, "test_nix_files.py", "test_flake_lock_holds_exactly_the_pinned_nodes"),
+  (follows_dropped_without_relocking, "test_nix_files.py", "test_nix_takes_the_lock_as_is"),
+  (shell_output_broken, "test_nix_flake.py", "test_flake_exposes_every_output"),
+], ids=lambda v: v.__name__ if callable(v) else None)
+def test_broken_tree_fails_its_check(nix, fresh_tree, request, break_tree, test_file, expected):
+  spec = importlib.util.spec_from_file_location(f"broken_{test_file[:-3]}", HERE/test_file)
+  spec.loader.exec_module(mod:=importlib.util.module_from_spec(spec))
+  check = getattr(mod, expected)
+  given = {"nix": nix, "tree": fresh_tree, "source": fresh_tree, "tmp_path": fresh_tree.parent}
+  run = lambda: check(**{p: given[p] if p in given else request.getfixturevalue(p) for p in inspect.signature(check).parameters})
+  run()  # passes on the intact copy, so the failure below is the breakage's doing
+  break_tree(fresh_tree)
+  with pytest.raises((AssertionError, RuntimeError)): run()

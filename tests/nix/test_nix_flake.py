@@ -1,0 +1,54 @@
+"""flake.nix: every output evaluates with the inputs replaced by the stubs in tests/nix/stubs (no network, no nixpkgs).
+The stub nixosSystem can't type-check NixOS options; the module's own behaviour is in test_nix_module."""
+import json, pathlib
+
+SYSTEM = "aarch64-linux"
+
+def show(nix, tree:pathlib.Path) -> dict: return json.loads(nix.flake(tree, "flake", "show", "--json", f"path:{tree}"))
+
+def flake_eval(nix, tree:pathlib.Path, attr:str, apply:str) -> object:
+  return json.loads(nix.flake(tree, "eval", "--json", f"path:{tree}#{attr}", "--apply", apply))
+
+def test_flake_exposes_every_output(nix, tree):
+  out = show(nix, tree)
+  assert out["overlays"] == {"default": {"type": "nixpkgs-overlay"}}
+  assert out["nixosModules"] == {"default": {"type": "nixos-module"}}
+  assert out["nixosConfigurations"] == {"orin": {"type": "nixos-configuration"}}
+  assert {n: p["name"] for n, p in out["packages"][SYSTEM].items()} == {
+    "tinygrad": "python3-tinygrad-0.12.0", "python": "python3-env", "default": "python3-env"}
+  assert set(out["devShells"][SYSTEM]) == {"default"} and out["formatter"][SYSTEM]["type"] == "derivation"
+  assert set(out["checks"][SYSTEM]) == {"tinygrad", "tests", "devShell"}
+
+def test_flake_check_evaluates_every_output(nix, tree):
+  # instantiates each package, shell, check and the orin toplevel; builds nothing
+  nix.flake(tree, "flake", "check", "--no-build", f"path:{tree}")
+
+def test_dev_shell_has_the_suites_tools_and_cuda_paths(nix, tree):
+  shell = flake_eval(nix, tree, f"devShells.{SYSTEM}.default",
+                     "d: { inherit (d) name env shellHook; packages = map (p: p.name) d.packages; "
+                     "python = map (p: p.pname) (builtins.head d.packages).pythonPackages; }")
+  assert shell["name"] == "nix-shell", "mkShellNoCC: mkShell exports CC=gcc, which tinygrad's CPU backend would run"
+  assert shell["packages"] == ["python3-env", "clang"]
+  assert shell["python"] == ["tinygrad", "numpy", "pytest", "pytest-xdist", "hypothesis", "torch", "gguf"]
+  assert set(shell["env"]) == {"LIBC_PATH", "NVRTC_PATH", "NVJITLINK_PATH", "CUDA_PATH"}
+  assert "12.6" in shell["env"]["NVRTC_PATH"] and shell["env"]["CUDA_PATH"].endswith("-tinygrad-orin-cuda-root")
+  hook = shell["shellHook"]
+  assert 'if [ -f tinygrad/tinygrad/__init__.py ]; then\n  export PYTHONPATH="$PWD/tinygrad${PYTHONPATH:+:$PYTHONPATH}"' in hook
+  assert "git clone" not in hook and "python -m pytest tests/orin_emu" in hook and "NV=1 python" in hook and "CUDA=1 python" in hook
+
+def test_checks_run_our_suites_on_the_package(nix, tree):
+  checks = flake_eval(nix, tree, f"checks.{SYSTEM}", "c: { tinygrad = c.tinygrad.name; tests = c.tests.script; "
+                      "inputs = map (p: p.name) c.tests.nativeBuildInputs; }")
+  assert checks["tinygrad"] == "python3-tinygrad-0.12.0" and checks["inputs"] == ["python3-env", "clang"]
+  assert "python -m pytest -p no:cacheprovider -q tests/orin_emu" in checks["tests"]
+
+def test_orin_configuration_uses_jetpack_our_module_and_satisfies_it(nix, tree):
+  modules = flake_eval(nix, tree, "nixosConfigurations.orin.modules",
+                       'map (m: if builtins.isPath m then baseNameOf m else if builtins.isFunction m then "function" else m._file)')
+  assert modules == ["jetpack-nixos stub", "function", "orin.nix"]
+  host = nix.expr(f"(import {tree/'nixos/orin.nix'} {{}}).hardware")
+  assert nix.expr(f"(import {tree/'nixos/orin.nix'} {{}}).nixpkgs.config") == {"allowUnfree": True}, "CUDA redistributables are unfree"
+  assert host["nvidia-jetpack"] == {"enable": True, "som": "orin-agx", "carrierBoard": "devkit", "majorVersion": "6"}
+  config = nix.eval(tree/"tests/nix/eval-module.nix", root=tree, settings=host["tinygrad-orin"], jetpack=host["nvidia-jetpack"])["config"]
+  assert [a["message"] for a in config["assertions"] if not a["assertion"]] == []
+  assert config["users"]["users"] == {"jetson": {"extraGroups": ["video"]}}

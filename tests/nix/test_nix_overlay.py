@@ -1,0 +1,80 @@
+"""overlays/: the tinygrad Nix builds is the pinned sdist plus patches/series in order, with its library lookups
+substituted by CUDA 12.6 / driver / libc paths."""
+import base64, hashlib, pathlib, shutil, subprocess, tarfile
+import pytest
+
+SDIST_SHA256 = "299cd53d9452b8689b36c7026c866b73d1e4a862ec53a8ea5bc2a412358c1bbf"  # nix-pins.md: tinygrad-0.12.0.tar.gz
+
+def overlay(nix, tree:pathlib.Path) -> dict: return nix.eval(tree/"tests/nix/eval-overlay.nix", root=tree)
+
+def series_names(series:pathlib.Path) -> list[str]:
+  """patches/series by the project's convention (one name a line, '#' comments, blank lines), independent of series.nix"""
+  return [n for n in (line.split("#", 1)[0].strip() for line in series.read_text().splitlines()) if n]
+
+def write_patches(tree:pathlib.Path, series:str, files:list[str]):
+  shutil.rmtree(tree/"patches", ignore_errors=True)
+  (tree/"patches").mkdir()
+  (tree/"patches/series").write_text(series)
+  for f in files: (tree/"patches"/f).write_text(f"From: fixture\nSubject: [PATCH] {f}\n\n---\n")
+
+def test_src_is_the_pinned_sdist(nix, tree):
+  src = overlay(nix, tree)["src"]
+  assert (src["pname"], src["version"]) == ("tinygrad", "0.12.0")
+  algo, b64 = src["hash"].split("-", 1)
+  assert algo == "sha256" and base64.b64decode(b64).hex() == SDIST_SHA256
+
+def test_patch_list_equals_patches_series(nix, tree):
+  applied = overlay(nix, tree)["patches"]
+  series = tree/"patches/series"
+  # no series on this branch means nothing to apply; with one, Nix applies exactly it, in its order
+  assert applied == (series_names(series) if series.exists() else [])
+
+def test_series_comments_blank_lines_and_order(nix, fresh_tree):
+  write_patches(fresh_tree, "# codegen\n0002-b.patch\n\n  0001-a.patch   # applied second\n#0003-c.patch\n0010-d.patch\n",
+                ["0001-a.patch", "0002-b.patch", "0003-c.patch", "0010-d.patch"])
+  assert overlay(nix, fresh_tree)["patches"] == ["0002-b.patch", "0001-a.patch", "0010-d.patch"]
+  assert series_names(fresh_tree/"patches/series") == ["0002-b.patch", "0001-a.patch", "0010-d.patch"]
+
+def test_series_naming_a_missing_patch_stops_evaluation(nix, fresh_tree):
+  write_patches(fresh_tree, "0001-a.patch\n0002-gone.patch\n", ["0001-a.patch"])
+  with pytest.raises(RuntimeError, match="patches/series lists 0002-gone.patch"): overlay(nix, fresh_tree)
+
+def test_library_lookups_point_at_cuda_12_6_driver_and_libc(nix, tree):
+  o = overlay(nix, tree)
+  subs = {f: dict(pairs) for f, pairs in o["substitutions"].items()}
+  assert subs["tinygrad/runtime/autogen/cuda.py"]["DLL('cuda', 'cuda')"] == "DLL('cuda', '/run/opengl-driver/lib/libcuda.so')"
+  assert "/stub/cuda_nvrtc-12.6-lib/lib/libnvrtc.so" in subs["tinygrad/runtime/autogen/nvrtc.py"]["DLL('nvrtc', 'nvrtc',"]
+  assert "/stub/libnvjitlink-12.6-lib/lib/libnvJitLink.so" in subs["tinygrad/runtime/autogen/nvjitlink.py"]["DLL('nvjitlink', 'nvJitLink',"]
+  assert "/stub/glibc-lib/lib/libc.so.6" in subs["tinygrad/runtime/autogen/libc.py"]["DLL('libc', 'c',"]
+  assert subs["tinygrad/runtime/support/compiler_cuda.py"]['getenv("CUDA_PATH", "")'] == 'getenv("CUDA_PATH", "/stub/cuda_cudart-12.6-include")'
+  assert subs["tinygrad/runtime/support/compiler_cpu.py"]["getenv(\"CC\", 'clang')"] == "getenv(\"CC\", '/stub/clang/bin/clang')"
+  assert o["pythonImportsCheck"] == ["tinygrad", "tinygrad.runtime.ops_nv", "tinygrad.runtime.ops_cuda"]
+  assert o["doCheck"] is False, "the suites run as flake checks, not inside the package build"
+
+def test_runtime_env_for_editable_trees(nix, tree):
+  o = overlay(nix, tree)
+  env = o["runtimeEnv"]
+  assert env["NVRTC_PATH"] == "/stub/cuda_nvrtc-12.6-lib/lib/libnvrtc.so" and env["LIBC_PATH"] == "/stub/glibc-lib/lib/libc.so.6"
+  assert env["NVJITLINK_PATH"] == "/stub/libnvjitlink-12.6-lib/lib/libnvJitLink.so"
+  # CUDA_PATH: -I$CUDA_PATH/include for NVRTC and the directory tinygrad searches for libcuda.so
+  assert env["CUDA_PATH"].startswith("/nix/store/") and env["CUDA_PATH"].endswith("-tinygrad-orin-cuda-root")
+  assert "ln -s /stub/cuda_cudart-12.6-include/include $out/include" in o["cudaRoot"]
+  assert "ln -s /run/opengl-driver/lib/libcuda.so $out/libcuda.so" in o["cudaRoot"]
+
+def test_series_and_post_patch_apply_to_the_sdist_as_in_nix_build(nix, tree, sdist, tmp_path):
+  """Nix's patchPhase (GNU patch -p1, series order) then postPatch with a strict substituteInPlace, on the pinned sdist"""
+  assert hashlib.sha256(sdist.read_bytes()).hexdigest() == SDIST_SHA256
+  with tarfile.open(sdist) as tf: tf.extractall(tmp_path, filter="data")
+  work = tmp_path/"tinygrad-0.12.0"
+  for name in overlay(nix, tree)["patches"]:
+    r = subprocess.run(["patch", "-p1", "--batch", "-i", str(tree/"patches"/name)], cwd=work, capture_output=True, text=True)
+    assert r.returncode == 0, f"{name} does not apply with GNU patch:\n{r.stdout}{r.stderr}"
+  strict = ('substituteInPlace() { f=$1; shift; while [ $# -gt 0 ]; do [ "$1" = --replace-fail ] || return 2; python3 -c '
+            '"import sys; p,a,b=sys.argv[1:]; s=open(p).read(); assert a in s, (p, a); open(p, \'w\').write(s.replace(a, b))" "$f" "$2" "$3"'
+            ' || return 1; shift 3; done; }\n')
+  o = overlay(nix, tree)
+  r = subprocess.run(["bash", "-euc", strict + o["postPatch"]], cwd=work, capture_output=True, text=True)
+  assert r.returncode == 0, f"postPatch fails after the series:\n{r.stderr}"
+  for f, pairs in o["substitutions"].items():
+    text = (work/f).read_text()
+    assert all(new in text for _, new in pairs), f
