@@ -1,0 +1,29 @@
+# ORIN_EMU=1 (Contract D): importing this module puts the process on the emulated Orin. tinygrad is not imported here: when
+# tinygrad.runtime.support.hcq is first imported, its FileIOInterface is replaced by the seam's, before any backend takes the name.
+import importlib.abc, importlib.util, sys
+HCQ = "tinygrad.runtime.support.hcq"
+
+def _patch(mod):
+  from orin_emu.seam import emulated
+  if getattr(mod.FileIOInterface, "__module__", "") != "orin_emu.seam": mod.FileIOInterface = emulated(mod.FileIOInterface)
+  try: from orin_emu.ptx import registry
+  except ModuleNotFoundError as e:
+    if e.name not in ("orin_emu.ptx", "orin_emu.ptx.registry"): raise
+  else: registry.install()   # the SM room maps program images back to PTX (Contract C)
+
+class _Loader(importlib.abc.Loader):
+  def __init__(self, inner): self.inner = inner
+  def create_module(self, spec): return self.inner.create_module(spec)
+  def exec_module(self, mod): self.inner.exec_module(mod); _patch(mod)
+
+class _Finder(importlib.abc.MetaPathFinder):
+  def find_spec(self, name, path, target=None):
+    if name != HCQ: return None
+    sys.meta_path.remove(self)
+    try: spec = importlib.util.find_spec(name)
+    finally: sys.meta_path.insert(0, self)
+    if spec is not None and spec.loader is not None: spec.loader = _Loader(spec.loader)
+    return spec
+
+if HCQ in sys.modules: _patch(sys.modules[HCQ])   # already imported: modules that took the name before now keep the real one
+elif not any(isinstance(f, _Finder) for f in sys.meta_path): sys.meta_path.insert(0, _Finder())

@@ -1,0 +1,247 @@
+# The emulated Jetson Orin's kernel: one ga10b, its device nodes and open files, nvmap buffers in emulated DRAM, the kernel log,
+# fault injection and leak counts. One per process (kernel()); the seam (orin_emu.seam) routes FileIOInterface calls here.
+from __future__ import annotations
+import collections, errno, os, threading
+from orin_emu.kernel.files import File, KernelError, NotEmulated
+from orin_emu.kernel.klog import KernelLog
+from orin_emu.kernel.memory import Dram, SharedPages, UserMemory, file_mappings, PAGE
+from orin_emu.kernel.nodes import DEVFREQ, DEVFREQ_LINK, IGPU0, IGPU0_NODES, DevFreq, DirFile, KmsgFile, SysfsFile
+from orin_emu.kernel.nvgpu import Channel, ChannelFile, CtrlFile
+from orin_emu.kernel.nvmap import Buffer, DmaBufFile, NvmapFile
+from orin_emu.kernel.uapi import UAPI, ioctl_names, structs
+
+# not observed on the Orin (configurable): litter values give 2 GPCs, the header comment 64 VEIDs per TSG
+UNOBSERVED = {"max_gpc_count": 2, "max_veid_count_per_tsg": 64, "num_ppc_per_gpc": 1, "graphics_preemption_mode_flags": 0,
+              "compute_preemption_mode_flags": 0, "default_graphics_preempt_mode": 0, "default_compute_preempt_mode": 0}
+
+def ga10b_characteristics(**overrides):
+  """GET_CHARACTERISTICS as the Orin answered it (tegra-uapi.json observed_ga10b_characteristics_decode, tegra-facts.md §5)."""
+  obs = UAPI["observed_ga10b_characteristics_decode"]
+  c = structs.nvgpu_gpu_characteristics()
+  for f in UAPI["structs"]["nvgpu_gpu_characteristics"]["fields"]:
+    if (v:=obs.get(f["name"])) is not None and not isinstance(v, list): setattr(c, f["name"], int(v, 16) if isinstance(v, str) else v)
+  vals = {"fbp_en_mask": 0x3, "max_ltc_per_fbp": 1, "max_lts_per_ltc": 4, "num_ltc": 2, "max_freq": 1300000000, "max_gpfifo_entries": 1 << 28,
+          **UNOBSERVED, **({"gpc_mask": (1 << overrides["num_gpc"]) - 1} if "num_gpc" in overrides else {}), **overrides}
+  for n, v in vals.items():
+    if n == "chipname": continue
+    setattr(c, n, v)
+  c.chipname[:] = list(overrides.get("chipname", b"ga10b").ljust(8, b"\0"))
+  return c
+
+def _gpu_room():
+  try: from orin_emu.gpu import Ga10bGPU
+  except ModuleNotFoundError as e:
+    if e.name != "orin_emu.gpu": raise
+    return None   # the GPU room is not there: channels simply are not serviced
+  return Ga10bGPU
+
+class Faults:
+  """Fault injection: the nth nvmap ALLOC fails (ENOMEM), the nth call of an ioctl fails with an errno, an open fails."""
+  def __init__(self): self.rules: list[list] = []
+  def ioctl(self, which:str|int, err:int, nth:int=1): self.rules.append(["ioctl", which, err, nth])
+  def alloc(self, nth:int=1, err:int=errno.ENOMEM): self.rules.append(["alloc", None, err, nth])
+  def open(self, path:str, err:int, nth:int=1): self.rules.append(["open", path, err, nth])
+  def clear(self): self.rules.clear()
+  def _hit(self, kind:str, key:set):
+    for r in self.rules:
+      if r[0] == kind and (r[1] is None or r[1] in key):
+        r[3] -= 1
+        if r[3] == 0: self.rules.remove(r); raise KernelError(r[2])
+        return
+  def check_ioctl(self, name:str, req:int): self._hit("ioctl", {name, req})
+  def check_alloc(self): self._hit("alloc", {None})
+  def check_open(self, path:str): self._hit("open", {path})
+  def load(self, spec:str):
+    """ORIN_EMU_FAULTS for subprocesses: 'alloc:N' | 'ioctl:NAME:ERRNO[:N]' | 'open:PATH:ERRNO[:N]', comma separated; ERRNO by name."""
+    for item in filter(None, spec.split(",")):
+      kind, *p = item.split(":")
+      if kind == "alloc": self.alloc(int(p[0]) if p else 1)
+      else: getattr(self, kind)(p[0], getattr(errno, p[1]), int(p[2]) if len(p) > 2 else 1)
+
+def env_characteristics() -> dict:
+  """ORIN_EMU_CHARACTERISTICS='num_gpc=2,num_tpc_per_gpc=4': other GET_CHARACTERISTICS values for a subprocess's Orin."""
+  return {n: int(v, 0) for n, v in (item.split("=") for item in filter(None, os.environ.get("ORIN_EMU_CHARACTERISTICS", "").split(",")))}
+
+class Kernel:
+  def __init__(self, dram_size:int=64 << 30, **characteristics):
+    self.lock = threading.RLock()
+    self.klog, self.umem = KernelLog(), UserMemory()
+    self.dram, self.usermode = Dram(dram_size), SharedPages("orin-emu-usermode", 0x10000)
+    self.characteristics = ga10b_characteristics(**{**env_characteristics(), **characteristics})
+    self.ioctl_names, self.faults, self.devfreq = ioctl_names, Faults(), DevFreq()
+    self.files: dict[int, File] = {}
+    self.buffers: dict[int, Buffer] = {}
+    self.zombies: list[Buffer] = []   # released by everything but a CPU mapping that still exists
+    self.vms, self.tsgs, self.channels = set(), set(), {}
+    self.free_chids = list(range(511, -1, -1))   # hardware channel ids are handed out downward: tokens 511, 510, ...
+    self.next_handle, self.stats, self.tag_labels = 0x80000000, collections.Counter(), {}
+    self.faults.load(os.environ.get("ORIN_EMU_FAULTS", ""))
+    if not self.klog.records():   # a new machine's log starts with its boot messages
+      self.klog.nvgpu("nvgpu_nvhost_syncpt_init", 122, "INFO", "syncpt_unit_base 60000000 syncpt_unit_size 4000000 size 10000")
+      self.klog.nvgpu("tpc_pg_mask_store", 1116, "INFO", "no value change, same mask already set")
+    self.gpu = None
+    if (gpu:=_gpu_room()) is not None:
+      self.gpu = gpu(self.klog)
+      self.gpu.usermode = self.usermode.view(0, 0x10000)
+
+  # ---- paths and fds
+  def path_kind(self, path:str) -> str|None:
+    p = os.path.normpath(path) if path else ""
+    if p in ("/dev/nvmap", "/dev/kmsg", "/dev/nvgpu", IGPU0, "/sys/class/devfreq", DEVFREQ): return p
+    if p.startswith(IGPU0 + "/") and p[len(IGPU0) + 1:] in IGPU0_NODES: return p
+    if p.startswith(DEVFREQ + "/") and p[len(DEVFREQ) + 1:] in self.devfreq.attrs(): return p
+    return None
+  def routes(self, path:str) -> bool: return self.path_kind(path) is not None
+
+  def listdir(self, path:str) -> list[str]:
+    dirs = {"/dev/nvgpu": ["igpu0"], IGPU0: list(IGPU0_NODES), "/sys/class/devfreq": ["17000000.gpu"], DEVFREQ: sorted(self.devfreq.attrs())}
+    if (entries:=dirs.get(os.path.normpath(path))) is None: raise KernelError(errno.ENOTDIR)
+    return entries
+  def readlink(self, path:str) -> str:
+    if os.path.normpath(path) == DEVFREQ: return DEVFREQ_LINK
+    raise KernelError(errno.EINVAL)
+
+  def open(self, path:str, flags:int) -> int:
+    with self.lock:
+      p = self.path_kind(path)
+      self.faults.check_open(p)
+      if p == "/dev/nvmap": f: File = NvmapFile(self)
+      elif p == IGPU0 + "/ctrl": f = CtrlFile(self)
+      elif p == IGPU0 + "/as": raise KernelError(errno.EINVAL)   # observed: an AS comes from ALLOC_AS, not from the node
+      elif p.startswith(IGPU0 + "/"): raise NotEmulated(f"opening {p} is not emulated")
+      elif p == "/dev/kmsg": f = KmsgFile(self, bool(flags & os.O_NONBLOCK))
+      elif p.startswith(DEVFREQ + "/"):
+        if flags & os.O_ACCMODE != os.O_RDONLY and (os.geteuid() != 0 or p[len(DEVFREQ) + 1:] not in DevFreq.WRITABLE): raise KernelError(errno.EACCES)
+        f = SysfsFile(self, p[len(DEVFREQ) + 1:])
+      else: f = DirFile(self)
+      return self.install(f, cloexec=bool(flags & os.O_CLOEXEC))
+
+  def install(self, f:File, cloexec:bool=True) -> int:
+    """Give an open file a real fd number (anon-inode and dma-buf fds from ioctls are close-on-exec)."""
+    fd = os.memfd_create(f"orin-emu-{f.kind}", os.MFD_CLOEXEC if cloexec else 0)
+    if (stale:=self.files.pop(fd, None)) is not None: stale.release()   # that number was closed behind the seam's back
+    f.fd, f.ino = fd, os.fstat(fd).st_ino
+    self.files[fd] = f
+    return fd
+
+  def owns(self, fd:int) -> bool:
+    """fd is an open emulated file. A record whose fd was closed directly (os.close) is released here, as close() would have."""
+    if (f:=self.files.get(fd)) is None: return False
+    try:
+      if os.fstat(fd).st_ino == f.ino: return True
+    except OSError: pass
+    with self.lock:
+      if self.files.get(fd) is f: del self.files[fd]; f.release()
+    return False
+
+  def file(self, fd:int) -> File:
+    if not self.owns(fd): raise KernelError(errno.EBADF)
+    return self.files[fd]
+  def dmabuf(self, fd:int) -> DmaBufFile:
+    """dma_buf_get: EBADF for no open file, EINVAL for a file that is not a dma-buf."""
+    if not self.owns(fd):
+      try: os.fstat(fd)
+      except OSError: raise KernelError(errno.EBADF) from None
+      raise KernelError(errno.EINVAL)
+    if not isinstance(f:=self.files[fd], DmaBufFile): raise KernelError(errno.EINVAL)
+    return f
+  def channel(self, fd:int) -> Channel:
+    if not self.owns(fd) or not isinstance(f:=self.files[fd], ChannelFile): raise KernelError(errno.EINVAL)
+    return f.ch
+
+  def close(self, fd:int):
+    with self.lock:
+      f = self.files.pop(fd, None)
+      os.close(fd)
+      if f is not None: f.release()
+
+  # ---- syscalls on emulated fds
+  def ioctl(self, fd:int, req:int, arg:int) -> int:
+    with self.lock: return self.file(fd).ioctl(req & 0xFFFFFFFF, arg)
+  def mmap(self, fd:int, addr, size:int, prot:int, flags:int, off:int) -> int:
+    with self.lock:
+      if size == 0 or off % PAGE: raise KernelError(errno.EINVAL)
+      return self.file(fd).mmap(addr, size, prot, flags, off)
+  def munmapped(self):
+    with self.lock: self.reap()
+  def read(self, fd:int, n:int) -> bytes:
+    with self.lock: f = self.file(fd)
+    return f.read(n)   # outside the lock: a blocking kmsg read must not stall the GPU room's log lines
+  def write(self, fd:int, data:bytes) -> int:
+    with self.lock: return self.file(fd).write(data)
+  def seek(self, fd:int, off:int, whence:int=os.SEEK_SET) -> int:
+    with self.lock: return self.file(fd).seek(off, whence)
+
+  # ---- nvmap memory
+  def new_buffer(self, size:int) -> Buffer:
+    b = Buffer(self, self.next_handle, size)
+    self.buffers[b.id], self.next_handle = b, self.next_handle + 1
+    return b
+  def alloc_dram(self, size:int, align:int) -> int:
+    if (phys:=self.dram.alloc(size, align)) is None:
+      self.reap()
+      if (phys:=self.dram.alloc(size, align)) is None: raise KernelError(errno.ENOMEM)
+    return phys
+  def _cpu_mapped(self, b:Buffer, maps) -> bool:
+    return any(s != self.dram.base and off < b.phys + b.size and b.phys < off + (e - s) for s, e, off in maps)
+  def release_buffer(self, b:Buffer):
+    del self.buffers[b.id]
+    if b.phys is None: return
+    if b.cpu_mapped and self._cpu_mapped(b, file_mappings(self.dram.ino)): self.zombies.append(b)
+    else: self.dram.free(b.phys, b.size)
+  def reap(self):
+    if not self.zombies: return
+    maps = file_mappings(self.dram.ino)
+    for b in [z for z in self.zombies if not self._cpu_mapped(z, maps)]: self.zombies.remove(b); self.dram.free(b.phys, b.size)
+  def cpu_mapping_owner(self, addr:int) -> Buffer|None:
+    """The buffer whose CPU mapping contains addr (nvmap's 'nvmap VMA' check), None for any other address."""
+    for s, e, off in file_mappings(self.dram.ino):
+      if s != self.dram.base and s <= addr < e:
+        phys = off + addr - s
+        return next((b for b in self.buffers.values() if b.phys is not None and b.phys <= phys < b.phys + b.size), None)
+    return None
+  def still_mapped(self, pages:SharedPages, addr:int, size:int) -> bool:
+    return any(s < addr + size and addr < e for s, e, _ in file_mappings(pages.ino))
+
+  # ---- GPU events
+  def channel_error(self, chid:int, fault):
+    """Fault injection: put a channel in error state as a GPU fault would (error notifier, GET_TIMEDOUT, SM error record)."""
+    self.channels[chid].fault(fault)
+  def gr_init_warning(self):
+    # printed at every GR context init on the Orin, harmless; a log checker must tolerate it (source path prefix unconfirmed)
+    for ln in ["------------[ cut here ]------------",
+               f"WARNING: CPU: 0 PID: {os.getpid()} at drivers/gpu/nvgpu/hal/gr/init/gr_init_tu104.c:191 tu104_gr_init_commit_rtv_cb+0x68/0x78 [nvgpu]",
+               "Call trace:", " tu104_gr_init_commit_rtv_cb+0x68/0x78 [nvgpu]", " nvgpu_gr_obj_ctx_commit_global_ctx_buffers+0x1f4/0x2b0 [nvgpu]",
+               " nvgpu_gr_obj_ctx_alloc+0x2c8/0x4f0 [nvgpu]", " nvgpu_gr_setup_alloc_obj_ctx+0x4e8/0x7f0 [nvgpu]", " gk20a_channel_ioctl+0x6a4/0x1430 [nvgpu]",
+               "---[ end trace 0000000000000000 ]---"]: self.klog(ln, 4)
+
+  # ---- leaks
+  def counts(self) -> dict:
+    """What is alive now, for leak tests: open emulated fds by kind, the process's fds, handles, buffers, DRAM, GPU mappings, channels."""
+    with self.lock:
+      for fd in list(self.files): self.owns(fd)
+      self.reap()
+      return {"fds": dict(collections.Counter(f.kind for f in self.files.values())), "proc_fds": len(os.listdir("/proc/self/fd")),
+              "handles": sum(len(f.handles) for f in self.files.values() if isinstance(f, NvmapFile)), "buffers": len(self.buffers),
+              "zombies": len(self.zombies), "dram_bytes": self.dram.used, "gpu_mappings": sum(len(v.maps) for v in self.vms),
+              "vm_areas": sum(len(v.areas) for v in self.vms), "vms": len(self.vms), "tsgs": len(self.tsgs), "channels": len(self.channels)}
+
+_kernel: Kernel|None = None
+_kernel_lock = threading.Lock()
+def kernel() -> Kernel:
+  """The process-wide emulated Orin, created on first use."""
+  global _kernel
+  if _kernel is not None: return _kernel
+  with _kernel_lock:
+    if _kernel is None: _kernel = Kernel()
+    return _kernel
+def reset(**kw) -> Kernel:
+  """A fresh Orin for a test. The old one's open files stay with whoever holds them (their fds close as plain fds), so no fd number
+  is ever closed twice."""
+  global _kernel
+  with _kernel_lock:
+    if _kernel is not None:
+      for fd in (_kernel.dram.fd, _kernel.usermode.fd): os.close(fd)   # its mappings stay valid for views still held
+    _kernel = Kernel(**kw)
+    return _kernel
+os.register_at_fork(after_in_child=lambda: globals().__setitem__("_kernel", None))   # a forked child boots its own Orin

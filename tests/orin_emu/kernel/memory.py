@@ -1,0 +1,83 @@
+# Emulated DRAM and the process's user memory. DRAM is one sparse memfd: a buffer is a page range of it, so the GPU's view
+# (numpy over the emulator's own mapping) and every CPU mmap of a dma-buf (the same memfd range mapped again) are the same pages,
+# and the emulator holds one fd in all instead of one per buffer (RLIMIT_NOFILE pressure stays what the real kernel gives).
+import ctypes, ctypes.util, errno, mmap, os, numpy as np
+
+libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+libc.mmap.restype, libc.mmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int64]
+libc.munmap.restype, libc.munmap.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t]
+libc.fallocate.restype, libc.fallocate.argtypes = ctypes.c_int, [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+MAP_FAILED, MAP_NORESERVE, FALLOC_PUNCH = 0xFFFFFFFFFFFFFFFF, 0x4000, 0x3   # FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE
+PAGE = 0x1000
+
+class KernelError(Exception):
+  """A syscall failing with an errno, as the kernel returns it; the seam turns it into OSError."""
+  def __init__(self, err:int, why:str=""): super().__init__(err, why or os.strerror(err)); self.errno = err
+
+def sys_mmap(addr, size, prot, flags, fd, off) -> int:
+  if (x:=libc.mmap(addr, size, prot, flags, fd, off)) in (None, MAP_FAILED): raise KernelError(ctypes.get_errno())
+  return x
+
+def view(addr:int, n:int) -> np.ndarray: return np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(addr)) if n else np.zeros(0, np.uint8)
+
+class SharedPages:
+  """A memfd and the emulator's own mapping of it."""
+  def __init__(self, name:str, size:int):
+    self.fd, self.size = os.memfd_create(name, os.MFD_CLOEXEC), size
+    os.ftruncate(self.fd, size)
+    self.ino = os.fstat(self.fd).st_ino
+    self.base = sys_mmap(None, size, mmap.PROT_READ|mmap.PROT_WRITE, mmap.MAP_SHARED|MAP_NORESERVE, self.fd, 0)
+  def view(self, off:int, n:int) -> np.ndarray: return view(self.base + off, n)
+  def map_into(self, addr, size, prot, flags, off) -> int: return sys_mmap(addr, size, prot, flags, self.fd, off)
+
+class Dram(SharedPages):
+  def __init__(self, size:int):
+    super().__init__("orin-emu-dram", size)
+    self.holes: list[tuple[int,int]] = [(0, size)]   # sorted free physical ranges
+    self.used = 0
+  def alloc(self, size:int, align:int=PAGE) -> int|None:
+    for i, (s, n) in enumerate(self.holes):
+      a = (s + align - 1) // align * align
+      if a + size <= s + n:
+        self.holes[i:i+1] = [h for h in ((s, a - s), (a + size, s + n - a - size)) if h[1]]
+        self.used += size
+        return a
+    return None
+  def free(self, phys:int, size:int):
+    libc.fallocate(self.fd, FALLOC_PUNCH, phys, size)   # give the pages back: reads as zeros when reused, like freshly cleared pages
+    self.used -= size
+    self.holes.append((phys, size)); self.holes.sort()
+    merged: list[tuple[int,int]] = []
+    for s, n in self.holes:
+      if merged and merged[-1][0] + merged[-1][1] == s: merged[-1] = (merged[-1][0], merged[-1][1] + n)
+      else: merged.append((s, n))
+    self.holes = merged
+
+class UserMemory:
+  """copy_from_user/copy_to_user: /proc/self/mem faults on bad addresses (EFAULT) instead of crashing the process."""
+  def __init__(self): self.pid, self.fd = -1, -1
+  def _mem(self) -> int:
+    if self.pid != os.getpid(): self.pid, self.fd = os.getpid(), os.open("/proc/self/mem", os.O_RDWR | os.O_CLOEXEC)
+    return self.fd
+  def read(self, addr:int, n:int) -> bytes:
+    if n == 0: return b""
+    try:
+      if addr <= 0 or len(b:=os.pread(self._mem(), n, addr)) != n: raise KernelError(errno.EFAULT)
+    except (OSError, OverflowError): raise KernelError(errno.EFAULT) from None
+    return b
+  def write(self, addr:int, data:bytes):
+    if not data: return
+    try:
+      if addr <= 0 or os.pwrite(self._mem(), data, addr) != len(data): raise KernelError(errno.EFAULT)
+    except (OSError, OverflowError): raise KernelError(errno.EFAULT) from None
+
+def file_mappings(ino:int) -> list[tuple[int,int,int]]:
+  """(start, end, file offset) of this process's mappings of the file with inode ino, from /proc/self/maps."""
+  out = []
+  with open("/proc/self/maps") as f:
+    for line in f:
+      p = line.split(maxsplit=5)
+      if len(p) >= 5 and p[4] == str(ino):
+        s, e = p[0].split("-")
+        out.append((int(s, 16), int(e, 16), int(p[2], 16)))
+  return out

@@ -1,0 +1,165 @@
+# A GPU address space (nvgpu vm_gk20a) behind an AS fd: user range [start, end) from the buddy allocator, the kernel's own 4 GiB
+# above it, ALLOC_SPACE areas, MAP_BUFFER_EX mappings, and the GPU-VA -> memory translation the GPU room uses (Contract A).
+from __future__ import annotations
+import bisect, errno
+import numpy as np
+from orin_emu.faults import MMUFault
+from orin_emu.kernel.buddy import Buddy
+from orin_emu.kernel.files import IoctlFile, KernelError
+from orin_emu.kernel.memory import PAGE
+from orin_emu.kernel.uapi import consts, limits
+
+KERNEL_VA = 4 << 30
+MAP_FLAGS_OK = (consts.NVGPU_AS_MAP_BUFFER_FLAGS_FIXED_OFFSET | consts.NVGPU_AS_MAP_BUFFER_FLAGS_CACHEABLE | consts.NVGPU_AS_MAP_BUFFER_FLAGS_UNMAPPED_PTE
+                | consts.NVGPU_AS_MAP_BUFFER_FLAGS_MAPPABLE_COMPBITS | consts.NVGPU_AS_MAP_BUFFER_FLAGS_L3_ALLOC
+                | consts.NVGPU_AS_MAP_BUFFER_FLAGS_SYSTEM_COHERENT | consts.NVGPU_AS_MAP_BUFFER_FLAGS_TEGRA_RAW | (3 << 10))
+FIXED = consts.NVGPU_AS_MAP_BUFFER_FLAGS_FIXED_OFFSET
+
+class Mapping:
+  def __init__(self, va:int, size:int, buf, boff:int, flags:int, kind:int, area=None, kernel=False):
+    self.va, self.size, self.buf, self.boff, self.flags, self.kind, self.area, self.kernel, self.refs = va, size, buf.get(), boff, flags, kind, area, kernel, 1
+    self.view = buf.view(boff, size)
+  @property
+  def access(self) -> int: return (self.flags >> 10) & 3
+
+class Area:
+  def __init__(self, addr:int, size:int, sparse:bool): self.addr, self.size, self.sparse, self.maps = addr, size, sparse, set()
+
+class GpuMemory:
+  """Contract A: lookup(va) -> (base_va, uint8 view of the whole mapping). Reads an immutable snapshot, so the GPU thread never locks."""
+  def __init__(self): self.snap: tuple[list[int], list[Mapping], list[Area]] = ([], [], [])
+  def lookup(self, va:int) -> tuple[int, np.ndarray]:
+    starts, maps, areas = self.snap
+    if (i:=bisect.bisect_right(starts, va) - 1) >= 0 and va < (m:=maps[i]).va + m.size: return m.va, m.view
+    for a in areas:   # a sparse area reads zeros and drops writes where nothing is mapped
+      if a.sparse and a.addr <= va < a.addr + a.size: return va & ~(PAGE - 1), np.zeros(PAGE, np.uint8)
+    raise MMUFault(va)
+
+class Vm:
+  def __init__(self, k, start:int, end:int):
+    self.k, self.start, self.end, self.refs = k, start, end, 1
+    self.user, self.kern = Buddy(start, end - start), Buddy(end, KERNEL_VA)
+    self.maps: dict[int, Mapping] = {}
+    self.areas: dict[int, Area] = {}
+    self.mem = GpuMemory()
+    k.vms.add(self)
+
+  def _publish(self):
+    ms = sorted(self.maps.values(), key=lambda m: m.va)
+    self.mem.snap = ([m.va for m in ms], ms, list(self.areas.values()))
+
+  def area_at(self, va:int) -> Area|None: return next((a for a in self.areas.values() if a.addr <= va < a.addr + a.size), None)
+
+  def map(self, buf, flags:int, kind:int, boff:int, size:int, va:int) -> int:
+    if not flags & FIXED:   # nvgpu_vm_find_mapping: the same dma-buf with the same flags and kind is the same mapping, refcounted
+      if (m:=next((m for m in self.maps.values() if m.buf is buf and m.flags == flags and m.kind == kind and not m.kernel), None)):
+        m.refs += 1; return m.va
+      size = buf.size
+      if (va:=self.user.alloc(size)) is None: raise KernelError(errno.ENOMEM)
+      area = None
+    else:
+      if (m:=self.maps.get(va)) is not None and m.buf is buf and m.flags == flags and m.kind == kind: m.refs += 1; return va
+      if size == 0: size = buf.size - boff
+      if va % PAGE or boff % PAGE: raise KernelError(errno.EINVAL)
+      if (area:=self.area_at(va)) is None:
+        self.k.klog.nvgpu("nvgpu_vm_area_validate_buffer", 0, "WRN", "fixed offset mapping without space allocation"); raise KernelError(errno.EINVAL)
+      if va + size > area.addr + area.size:
+        self.k.klog.nvgpu("nvgpu_vm_area_validate_buffer", 0, "WRN", "fixed offset mapping size overflows va node"); raise KernelError(errno.EINVAL)
+      if any(m.va < va + size and va < m.va + m.size for m in self.maps.values()):
+        self.k.klog.nvgpu("nvgpu_vm_area_validate_buffer", 0, "WRN", "overlapping buffer map requested"); raise KernelError(errno.EINVAL)
+    self.maps[va] = m = Mapping(va, (size + PAGE - 1) & ~(PAGE - 1), buf, boff, flags, kind, area)
+    if area is not None: area.maps.add(va)
+    self._publish()
+    return m.va
+
+  def map_kernel(self, buf, read_only=True) -> Mapping:
+    """The kernel's own mappings (the GPFIFO ring at SETUP_BIND) go in [end, end + 4 GiB) and are not reported to userspace."""
+    if (va:=self.kern.alloc(buf.size)) is None: raise KernelError(errno.ENOMEM)
+    self.maps[va] = m = Mapping(va, buf.size, buf, 0, 1 << 10 if read_only else 0, 0, kernel=True)
+    self._publish()
+    return m
+
+  def _drop(self, m:Mapping):
+    del self.maps[m.va]
+    if m.area is not None: m.area.maps.discard(m.va)
+    elif m.kernel: self.kern.free_addr(m.va)
+    else: self.user.free_addr(m.va)
+    self._publish()
+    m.buf.put()
+
+  def unmap(self, va:int):
+    # nvgpu_vm_unmap: only the exact VA a map returned; anything else is silently ignored
+    if (m:=self.maps.get(va)) is None or m.kernel: return
+    m.refs -= 1
+    if m.refs == 0: self._drop(m)
+  def unmap_kernel(self, m:Mapping): self._drop(m)
+
+  def alloc_space(self, pages:int, page_size:int, flags:int, offset:int) -> int:
+    if page_size != PAGE: raise KernelError(errno.EINVAL)   # no big pages on ga10b: 4 KiB is the only page size
+    size = pages * page_size
+    if flags & consts.NVGPU_AS_ALLOC_SPACE_FLAGS_FIXED_OFFSET: addr = self.user.alloc_fixed(offset, size) if size else None
+    else: addr = self.user.alloc(size) if size else None
+    if addr is None: raise KernelError(errno.ENOMEM)
+    self.areas[addr] = Area(addr, size, bool(flags & consts.NVGPU_AS_ALLOC_SPACE_FLAGS_SPARSE))
+    self._publish()
+    return addr
+
+  def free_space(self, offset:int):
+    # nvgpu_vm_area_free: the area containing offset (none: return 0); it drops one reference of every mapping inside it
+    if (a:=self.area_at(offset)) is None: return
+    for va in list(a.maps):
+      if (m:=self.maps.get(va)) is not None: m.refs = 1; self.unmap(va)
+    del self.areas[a.addr]
+    self.user.free_addr(a.addr)
+    self._publish()
+
+  def get(self): self.refs += 1; return self
+  def put(self):
+    self.refs -= 1
+    if self.refs: return
+    for m in list(self.maps.values()): self._drop(m)
+    self.areas.clear(); self._publish()
+    self.k.vms.discard(self)
+
+class AsFile(IoctlFile):
+  kind, MAGIC, LAST, MAX_ARG = "as", "A", limits["NVGPU_AS_IOCTL_LAST"], limits["NVGPU_AS_IOCTL_MAX_ARG_SIZE"]
+  HANDLERS = {"NVGPU_AS_IOCTL_BIND_CHANNEL": "bind_channel", "NVGPU_AS_IOCTL_ALLOC_SPACE": "alloc_space", "NVGPU32_AS_IOCTL_ALLOC_SPACE": "alloc_space",
+              "NVGPU_AS_IOCTL_FREE_SPACE": "free_space", "NVGPU_AS_IOCTL_MAP_BUFFER_EX": "map_buffer_ex", "NVGPU_AS_IOCTL_UNMAP_BUFFER": "unmap_buffer"}
+  def __init__(self, k, vm:Vm): super().__init__(k); self.vm = vm
+  def release(self): self.vm.put()
+
+  def bind_channel(self, a):
+    ch = self.k.channel(a.channel_fd)
+    if ch.vm is not None: raise KernelError(errno.EINVAL)
+    ch.vm = self.vm.get()
+
+  def alloc_space(self, a): a.offset = self.vm.alloc_space(a.pages, a.page_size, a.flags, a.offset)
+  def free_space(self, a): self.vm.free_space(a.offset)
+
+  def map_buffer_ex(self, a):
+    # os/linux/vm.c nvgpu_vm_map_buffer, then common/mm/vm.c; the order of the flag/kind checks after the dma-buf lookup follows
+    # the L4T sources as read, not a hardware test
+    try: buf = self.k.dmabuf(a.dmabuf_fd).buf
+    except KernelError:
+      self.k.klog.nvgpu("nvgpu_vm_map_buffer", 0, "WRN", f"nvgpu_vm_map_buffer: fd {a.dmabuf_fd} is not a dmabuf"); raise
+    fixed = a.flags & FIXED
+    if not fixed and (a.buffer_offset or a.offset):
+      self.k.klog.nvgpu("nvgpu_vm_map_buffer", 0, "ERR", "Regular map with addr/buf offset is not supported!"); raise KernelError(errno.EINVAL)
+    if a.mapping_size and not fixed:
+      self.k.klog.nvgpu("nvgpu_vm_map_buffer", 0, "ERR", "map_size && non-fixed-mapping!"); raise KernelError(errno.EINVAL)
+    if a.mapping_size > buf.size or a.buffer_offset > buf.size - a.mapping_size:
+      self.k.klog.nvgpu("nvgpu_vm_map_buffer", 0, "ERR", f"buf size {buf.size:x} < (offset({a.buffer_offset:x}) + map_size({a.mapping_size:x}))")
+      raise KernelError(errno.EINVAL)
+    if a.flags & ~MAP_FLAGS_OK:
+      self.k.klog.nvgpu("nvgpu_vm_translate_linux_flags", 0, "ERR", f"Extra flags: 0x{a.flags & ~MAP_FLAGS_OK:x}"); raise KernelError(errno.EINVAL)
+    if (a.flags >> 10) & 3 == 3 or a.flags & consts.NVGPU_AS_MAP_BUFFER_FLAGS_TEGRA_RAW: raise KernelError(errno.EINVAL)  # TEGRA_RAW: not on ga10b (unconfirmed)
+    if a.flags & consts.NVGPU_AS_MAP_BUFFER_FLAGS_MAPPABLE_COMPBITS:
+      self.k.klog.nvgpu("nvgpu_vm_translate_linux_flags", 0, "WRN", "Ignoring deprecated flag: NVGPU_AS_MAP_BUFFER_FLAGS_MAPPABLE_COMPBITS")
+    if buf.phys is None: raise KernelError(errno.EINVAL)   # nothing to map behind an unallocated handle (unconfirmed errno)
+    if a.compr_kind == consts.NV_KIND_INVALID and a.incompr_kind < 0:
+      self.k.klog.nvgpu("nvgpu_vm_map", 0, "ERR", "No comptags and no incompressible fallback kind"); raise KernelError(errno.ENOMEM)
+    # compressible kinds fall back to the incompressible kind: comptags are not emulated
+    a.offset = self.vm.map(buf, a.flags & ~consts.NVGPU_AS_MAP_BUFFER_FLAGS_MAPPABLE_COMPBITS, a.incompr_kind, a.buffer_offset, a.mapping_size, a.offset)
+
+  def unmap_buffer(self, a): self.vm.unmap(a.offset)
+

@@ -1,0 +1,38 @@
+# The switch: a fresh process with the hook (or ORIN_EMU=1 through the environment's .pth) opens the ctrl node through tinygrad's
+# own FileIOInterface and gets ga10b's characteristics; tinygrad itself is only imported when the program imports it.
+import os, pathlib, subprocess, sys, sysconfig
+import pytest
+
+TESTS = pathlib.Path(__file__).resolve().parents[1]
+PROBE = """
+import sys, os, ctypes
+print('tinygrad' in sys.modules)
+from tinygrad.runtime.support.hcq import FileIOInterface
+from orin_emu.kernel.uapi import structs as S, ioctls as I
+ctrl = FileIOInterface('/dev/nvgpu/igpu0/ctrl', os.O_RDWR | os.O_CLOEXEC)
+c = S.nvgpu_gpu_characteristics()
+ctrl.ioctl(I.NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, S.nvgpu_gpu_get_characteristics(gpu_characteristics_buf_size=328, gpu_characteristics_buf_addr=ctypes.addressof(c)))
+print(hex(c.arch), hex(c.impl), hex(c.compute_class), hex(c.gpfifo_class), hex(c.sm_arch_sm_version), bytes(c.chipname).rstrip(b'\\0').decode())
+"""
+GA10B = ["0x170", "0xb", "0xc7c0", "0xc76f", "0x807", "ga10b"]
+
+def run(code:str, **env) -> list[str]:
+  e = {k: v for k, v in os.environ.items() if k not in ("ORIN_EMU", "ORIN_EMU_FAULTS")}
+  e.update(PYTHONPATH=os.pathsep.join([str(TESTS), e.get("PYTHONPATH", "")]), **env)
+  out = subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True, timeout=120)
+  assert out.returncode == 0, out.stderr
+  return out.stdout.split()
+
+def test_hook_import_activates_the_emulator_lazily():
+  assert run("import orin_emu.hook\n" + PROBE) == ["False", *GA10B]
+
+def test_without_the_switch_the_node_is_not_there():
+  if os.path.exists("/dev/nvgpu/igpu0/ctrl"): pytest.skip("a real Jetson")
+  assert run("from tinygrad.runtime.support.hcq import FileIOInterface as F; print(F.exists('/dev/nvgpu/igpu0/ctrl'))") == ["False"]
+
+def test_orin_emu_env_switch():
+  if not (pathlib.Path(sysconfig.get_paths()["purelib"])/"orin_emu.pth").exists(): pytest.skip("scripts/setup has not written orin_emu.pth")
+  assert run(PROBE, ORIN_EMU="1") == ["False", *GA10B]
+
+def test_hook_after_tinygrad_was_imported_still_patches():
+  assert run("import tinygrad.runtime.support.hcq as h, orin_emu.hook; print(h.FileIOInterface.exists('/dev/nvmap'))") == ["True"]

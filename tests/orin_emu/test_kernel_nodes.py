@@ -1,0 +1,57 @@
+# Device nodes and sysfs as a Jetson user-space backend sees them, and the emulator's loud failures.
+import errno, os, pytest
+import tinygrad.runtime.support.hcq as hcq
+from tegra import F, WC, errno_of
+from orin_emu.kernel import MachineFrozen, NotEmulated
+from orin_emu.kernel.uapi import structs as S, ioctls as I
+
+DEVFREQ = "/sys/class/devfreq/17000000.gpu"
+
+def test_nodes_exist_and_list(k):
+  assert all(hcq.FileIOInterface.exists(p) for p in ("/dev/nvmap", "/dev/nvgpu/igpu0/ctrl", DEVFREQ + "/max_freq"))
+  assert set(F("/dev/nvgpu/igpu0").listdir()) >= {"ctrl", "as", "channel", "tsg", "power", "dbg", "prof"}
+  assert {"nvmap", "nvgpu"} <= set(F("/dev").listdir()) and F("/sys/class/devfreq").listdir() == ["17000000.gpu"]
+  assert hcq.FileIOInterface.readlink(DEVFREQ).endswith("/devfreq/17000000.gpu")
+
+def test_devfreq_reads_and_root_only_writes(k):
+  assert int(F(DEVFREQ + "/max_freq").read()) == k.characteristics.max_freq
+  assert "nvhost_podgov" in F(DEVFREQ + "/available_governors").read()
+  assert errno_of(lambda: F(DEVFREQ + "/cur_freq", os.O_WRONLY)) == errno.EACCES   # no store method: EACCES even for root
+  if os.geteuid() != 0: assert errno_of(lambda: F(DEVFREQ + "/min_freq", os.O_WRONLY)) == errno.EACCES
+  else:
+    F(DEVFREQ + "/min_freq", os.O_WRONLY).write(F(DEVFREQ + "/max_freq").read())
+    assert F(DEVFREQ + "/min_freq").read() == F(DEVFREQ + "/max_freq").read() == F(DEVFREQ + "/cur_freq").read()
+
+def test_oversized_gpfifo_buffer_fails_loudly(k, orin):
+  as_, tsg = orin.alloc_as(), orin.open_tsg()
+  ch, _, ring, userd = orin.channel(as_, tsg, orin.subcontext(tsg, as_), setup=False)
+  big = orin.buffer(0x300000, WC)[1]   # the 3 MiB variant that froze the board (tegra-facts.md §3.2)
+  with pytest.raises(MachineFrozen): orin.setup_bind(ch, userd, big)
+  orin.setup_bind(ch, userd, ring)
+
+def test_requests_the_driver_serves_but_the_emulator_does_not_are_loud(k, orin):
+  ch = orin.open_channel()
+  with pytest.raises(NotEmulated): ch.ioctl(I.NVGPU_IOCTL_CHANNEL_GET_USER_SYNCPOINT, S.nvgpu_get_user_syncpoint_args())
+
+def test_dispatcher_copies_outputs_back_only_on_success(k):
+  from orin_emu.kernel import KernelError
+  from orin_emu.kernel.nvgpu import CtrlFile
+  class LateFailure(CtrlFile):   # a handler that fills an output field and then fails, as kernel handlers can
+    HANDLERS = {**CtrlFile.HANDLERS, "NVGPU_GPU_IOCTL_OPEN_TSG": "fail_late"}
+    def fail_late(self, a): a.tsg_fd = 99; raise KernelError(errno.EIO)
+  f = F(fd=k.install(LateFailure(k)))
+  t = S.nvgpu_gpu_open_tsg_args(tsg_fd=7)
+  assert errno_of(lambda: f.ioctl(I.NVGPU_GPU_IOCTL_OPEN_TSG, t)) == errno.EIO and t.tsg_fd == 7
+
+def test_immutable_ioctl_argument_returns_the_new_bytes_like_fcntl(k, orin):
+  out = orin.ctrl.ioctl(I.NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, bytes(S.nvgpu_gpu_get_characteristics()))
+  assert isinstance(out, bytes) and S.nvgpu_gpu_get_characteristics.from_buffer_copy(out).gpu_characteristics_buf_size == 328
+
+def test_characteristics_are_configurable(k, monkeypatch):
+  from orin_emu.kernel import reset
+  monkeypatch.setenv("ORIN_EMU_CHARACTERISTICS", "num_gpc=2,max_veid_count_per_tsg=0x10")
+  c = reset(num_tpc_per_gpc=2).characteristics
+  assert (c.num_gpc, c.gpc_mask, c.num_tpc_per_gpc, c.max_veid_count_per_tsg, c.arch) == (2, 3, 2, 16, 0x170)
+
+def test_immutable_ioctl_argument_longer_than_fcntl_allows(k, orin):
+  with pytest.raises(ValueError): orin.ctrl.ioctl(I.NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, bytes(1025))

@@ -1,0 +1,12 @@
+# Raw nvgpu/nvmap conformance tests: they speak ioctls through tinygrad's FileIOInterface, so on a Jetson they test the real driver
+# and everywhere else the emulated Orin (activated here when there is no /dev/nvgpu, or with ORIN_EMU=1).
+import os, sys, pathlib, pytest
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+if os.environ.get("ORIN_EMU") == "1" or not os.path.exists("/dev/nvgpu/igpu0/ctrl"): import orin_emu.hook  # noqa: F401
+from tegra import Orin  # noqa: E402
+
+@pytest.fixture
+def orin():
+  o = Orin()
+  yield o
+  o.close()
