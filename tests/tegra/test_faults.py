@@ -7,6 +7,7 @@ from conftest import emu_kernel
 def run_child(src:str) -> subprocess.CompletedProcess:
   return subprocess.run([sys.executable, "-c", textwrap.dedent(src)], capture_output=True, text=True, timeout=300, env={**os.environ, "NV": "1"})
 
+@pytest.mark.kernel_errors_expected
 def test_mmu_fault_names_fault_and_va():
   r = run_child("""
     from tinygrad import Tensor, Device
@@ -26,6 +27,7 @@ def test_mmu_fault_names_fault_and_va():
   if "may not read" in report: pytest.skip("the fault VA is only in the kernel log, which this user may not read")
   assert "MMU fault" in report and "0x10000000" in report, report
 
+@pytest.mark.kernel_errors_expected
 def test_ioctl_error_names_ioctl_and_errno(dev):
   if (k:=emu_kernel()) is None: pytest.skip("needs the emulated kernel's fault injection")
   k.faults.ioctl("NVGPU_AS_IOCTL_MAP_BUFFER_EX", errno.EINVAL)
@@ -34,6 +36,7 @@ def test_ioctl_error_names_ioctl_and_errno(dev):
 
 @pytest.mark.parametrize("ioctl,err", [("NVMAP_IOC_ALLOC", errno.ENOMEM), ("NVMAP_IOC_GET_FD", errno.EMFILE),
                                        ("NVGPU_AS_IOCTL_MAP_BUFFER_EX", errno.ENOMEM)])
+@pytest.mark.kernel_errors_expected
 def test_failed_alloc_leaks_nothing(dev, ioctl, err):
   if (k:=emu_kernel()) is None: pytest.skip("needs the emulated kernel's fault injection")
   dev.synchronize()
