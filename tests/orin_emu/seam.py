@@ -52,9 +52,11 @@ def emulated(base:type) -> type:
       if hasattr(self, "fd") and kernel().owns(self.fd): kernel().close(self.fd)
       else: super().__del__()
     def ioctl(self, request, arg): return ioctl(self.fd, request, arg) if kernel().owns(self.fd) else super().ioctl(request, arg)
-    def mmap(self, start, sz, prot, flags, offset):
-      if not kernel().owns(self.fd): return super().mmap(start, sz, prot, flags, offset)
-      try: return kernel().mmap(self.fd, start, sz, prot, flags, offset)
+    def mmap(self, start, sz, prot, flags, offset): return EmuFileIOInterface._mmap(start, sz, prot, flags, self.fd, offset)
+    @staticmethod
+    def _mmap(start, sz, prot, flags, fd, offset):
+      if not kernel().owns(fd): return base._mmap(start, sz, prot, flags, fd, offset)
+      try: return kernel().mmap(fd, start, sz, prot, flags, offset)
       except KernelError as e: raise OSError(f"Failed to mmap {sz} bytes at {hex(start)}: {os.strerror(e.errno)}") from None
     def read(self, size=None, binary=False, offset=None):
       if not kernel().owns(self.fd): return super().read(size, binary, offset)
@@ -69,7 +71,7 @@ def emulated(base:type) -> type:
       _call(lambda: kernel().write(self.fd, content if binary else content.encode()))
     def listdir(self):
       if kernel().routes(self.path): return _call(lambda: kernel().listdir(self.path))
-      return super().listdir() + EXTRA_ENTRIES.get(os.path.normpath(self.path), [])
+      return (real:=super().listdir()) + [e for e in EXTRA_ENTRIES.get(os.path.normpath(self.path), []) if e not in real]
     def seek(self, offset):
       if kernel().owns(self.fd): _call(lambda: kernel().seek(self.fd, offset))
       else: super().seek(offset)

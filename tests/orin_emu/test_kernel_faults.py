@@ -44,7 +44,8 @@ def test_channel_error_state_and_notifier(k, orin):
   assert timedout() == 1 and n.info32 == C.NVGPU_CHANNEL_FIFO_ERROR_MMU_ERR_FLT and n.status == 0xFFFF and n.nanoseconds[0] | n.nanoseconds[1]
   k.channel_error(sb.work_submit_token & 0xFFF, SMException(0x10, va=0xFE00200000, pc=0xff55a2a830))
   rec = S.nvgpu_tsg_sm_error_state_record()
-  tsg.ioctl(I.NVGPU_TSG_IOCTL_READ_SINGLE_SM_ERROR_STATE, S.nvgpu_tsg_read_single_sm_error_state_args(sm_id=0, record_mem=ctypes.addressof(rec), record_size=24))
+  args = S.nvgpu_tsg_read_single_sm_error_state_args(sm_id=0, record_mem=ctypes.addressof(rec), record_size=24)
+  tsg.ioctl(I.NVGPU_TSG_IOCTL_READ_SINGLE_SM_ERROR_STATE, args)
   assert (rec.global_esr, rec.warp_esr, rec.warp_esr_pc) == (4, 0x10, 0xff55a2a830)
   assert S.nvgpu_notification.from_buffer_copy(ctypes.string_at(p + 64, 16)).info32 == C.NVGPU_CHANNEL_GR_EXCEPTION
 

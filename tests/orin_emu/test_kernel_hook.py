@@ -11,7 +11,8 @@ from tinygrad.runtime.support.hcq import FileIOInterface
 from orin_emu.kernel.uapi import structs as S, ioctls as I
 ctrl = FileIOInterface('/dev/nvgpu/igpu0/ctrl', os.O_RDWR | os.O_CLOEXEC)
 c = S.nvgpu_gpu_characteristics()
-ctrl.ioctl(I.NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, S.nvgpu_gpu_get_characteristics(gpu_characteristics_buf_size=328, gpu_characteristics_buf_addr=ctypes.addressof(c)))
+req = S.nvgpu_gpu_get_characteristics(gpu_characteristics_buf_size=328, gpu_characteristics_buf_addr=ctypes.addressof(c))
+ctrl.ioctl(I.NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, req)
 print(hex(c.arch), hex(c.impl), hex(c.compute_class), hex(c.gpfifo_class), hex(c.sm_arch_sm_version), bytes(c.chipname).rstrip(b'\\0').decode())
 """
 GA10B = ["0x170", "0xb", "0xc7c0", "0xc76f", "0x807", "ga10b"]

@@ -1,7 +1,7 @@
 # Device nodes and sysfs as a Jetson user-space backend sees them, and the emulator's loud failures.
 import errno, os, pytest
 import tinygrad.runtime.support.hcq as hcq
-from tegra import F, WC, errno_of
+from tegra import F, PAGE, WC, errno_of
 from orin_emu.kernel import MachineFrozen, NotEmulated
 from orin_emu.kernel.uapi import structs as S, ioctls as I
 
@@ -10,7 +10,8 @@ DEVFREQ = "/sys/class/devfreq/17000000.gpu"
 def test_nodes_exist_and_list(k):
   assert all(hcq.FileIOInterface.exists(p) for p in ("/dev/nvmap", "/dev/nvgpu/igpu0/ctrl", DEVFREQ + "/max_freq"))
   assert set(F("/dev/nvgpu/igpu0").listdir()) >= {"ctrl", "as", "channel", "tsg", "power", "dbg", "prof"}
-  assert {"nvmap", "nvgpu"} <= set(F("/dev").listdir()) and F("/sys/class/devfreq").listdir() == ["17000000.gpu"]
+  dev = F("/dev").listdir()
+  assert {"nvmap", "nvgpu", "kmsg"} <= set(dev) and len(dev) == len(set(dev)) and F("/sys/class/devfreq").listdir() == ["17000000.gpu"]
   assert hcq.FileIOInterface.readlink(DEVFREQ).endswith("/devfreq/17000000.gpu")
 
 def test_devfreq_reads_and_root_only_writes(k):
@@ -55,3 +56,12 @@ def test_characteristics_are_configurable(k, monkeypatch):
 
 def test_immutable_ioctl_argument_longer_than_fcntl_allows(k, orin):
   with pytest.raises(ValueError): orin.ctrl.ioctl(I.NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, bytes(1025))
+
+def test_static_mmap_of_an_emulated_fd_maps_the_buffer(k, orin):
+  import ctypes, mmap
+  h, buf = orin.buffer(PAGE)
+  p = orin.cpu_map(buf, PAGE)
+  q = hcq.FileIOInterface._mmap(0, PAGE, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, buf.fd, 0)   # the fd number alone, as the fork did
+  ctypes.memmove(p, b"same", 4)
+  assert ctypes.string_at(q, 4) == b"same"
+  hcq.FileIOInterface.munmap(p, PAGE); hcq.FileIOInterface.munmap(q, PAGE)

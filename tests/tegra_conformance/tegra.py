@@ -38,22 +38,24 @@ class Orin:
     return c, r
 
   def alloc_as(self, start=USER_START, end=USER_END, windows=False):
-    self.ctrl.ioctl(I.NVGPU_GPU_IOCTL_ALLOC_AS, a:=S.nvgpu_alloc_as_args(flags=C.NVGPU_GPU_IOCTL_ALLOC_AS_FLAGS_UNIFIED_VA, va_range_start=start, va_range_end=end))
+    a = S.nvgpu_alloc_as_args(flags=C.NVGPU_GPU_IOCTL_ALLOC_AS_FLAGS_UNIFIED_VA, va_range_start=start, va_range_end=end)
+    self.ctrl.ioctl(I.NVGPU_GPU_IOCTL_ALLOC_AS, a)
     as_ = F(fd=a.as_fd)
     if windows:
       for w in (LOCAL_WINDOW, SHARED_WINDOW): self.alloc_space(as_, 1 << 30, w)
     return as_
   def alloc_space(self, as_, size, offset=None, flags=None, page_size=PAGE):
     fl = C.NVGPU_AS_ALLOC_SPACE_FLAGS_FIXED_OFFSET if flags is None and offset is not None else (flags or 0)
-    as_.ioctl(I.NVGPU_AS_IOCTL_ALLOC_SPACE, a:=S.nvgpu_as_alloc_space_args(pages=size // page_size, page_size=page_size, flags=fl, offset=offset or 0))
+    a = S.nvgpu_as_alloc_space_args(pages=size // page_size, page_size=page_size, flags=fl, offset=offset or 0)
+    as_.ioctl(I.NVGPU_AS_IOCTL_ALLOC_SPACE, a)
     return a.offset
 
   def create(self, size:int) -> int:
     self.nvmap.ioctl(I.NVMAP_IOC_CREATE, c:=S.nvmap_create_handle(size=size))
     return c.handle
   def alloc(self, h:int, cache=INNER_CACHEABLE, tag=TAG, heap=None, align=PAGE, numa=0):
-    self.nvmap.ioctl(I.NVMAP_IOC_ALLOC, S.nvmap_alloc_handle(handle=h, heap_mask=C.NVMAP_HEAP_IOVMM if heap is None else heap, flags=tag << 16 | cache,
-                                                             align=align, numa_nid=numa))
+    heap = C.NVMAP_HEAP_IOVMM if heap is None else heap
+    self.nvmap.ioctl(I.NVMAP_IOC_ALLOC, S.nvmap_alloc_handle(handle=h, heap_mask=heap, flags=tag << 16 | cache, align=align, numa_nid=numa))
   def get_fd(self, h:int):
     self.nvmap.ioctl(I.NVMAP_IOC_GET_FD, g:=S.nvmap_create_handle(handle=h))
     return F(fd=g.fd)
@@ -62,8 +64,9 @@ class Orin:
     h = self.create(size); self.alloc(h, cache); return h, self.get_fd(h)
 
   def map(self, as_, dmabuf, flags=0, offset=0, buffer_offset=0, mapping_size=0, compr=-1, incompr=0) -> int:
-    as_.ioctl(I.NVGPU_AS_IOCTL_MAP_BUFFER_EX, m:=S.nvgpu_as_map_buffer_ex_args(flags=flags, compr_kind=compr, incompr_kind=incompr, dmabuf_fd=dmabuf.fd,
-              page_size=PAGE, buffer_offset=buffer_offset, mapping_size=mapping_size, offset=offset))
+    m = S.nvgpu_as_map_buffer_ex_args(flags=flags, compr_kind=compr, incompr_kind=incompr, dmabuf_fd=dmabuf.fd, page_size=PAGE,
+                                      buffer_offset=buffer_offset, mapping_size=mapping_size, offset=offset)
+    as_.ioctl(I.NVGPU_AS_IOCTL_MAP_BUFFER_EX, m)
     return m.offset
   def unmap(self, as_, va:int): as_.ioctl(I.NVGPU_AS_IOCTL_UNMAP_BUFFER, S.nvgpu_as_unmap_buffer_args(offset=va))
   def cpu_map(self, dmabuf, size:int) -> int: return dmabuf.mmap(0, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, 0)
@@ -78,7 +81,8 @@ class Orin:
     self.ctrl.ioctl(I.NVGPU_GPU_IOCTL_OPEN_CHANNEL, c:=S.nvgpu_gpu_open_channel_args(channel_fd=runlist))
     return F(fd=c.channel_fd)
   def bind_as(self, as_, ch): as_.ioctl(I.NVGPU_AS_IOCTL_BIND_CHANNEL, S.nvgpu_as_bind_channel_args(channel_fd=ch.fd))
-  def bind_tsg(self, tsg, ch, veid): tsg.ioctl(I.NVGPU_TSG_IOCTL_BIND_CHANNEL_EX, S.nvgpu_tsg_bind_channel_ex_args(channel_fd=ch.fd, subcontext_id=veid))
+  def bind_tsg(self, tsg, ch, veid):
+    tsg.ioctl(I.NVGPU_TSG_IOCTL_BIND_CHANNEL_EX, S.nvgpu_tsg_bind_channel_ex_args(channel_fd=ch.fd, subcontext_id=veid))
   def wdt(self, ch, status=C.NVGPU_IOCTL_CHANNEL_DISABLE_WDT): ch.ioctl(I.NVGPU_IOCTL_CHANNEL_WDT, S.nvgpu_channel_wdt_args(wdt_status=status))
   def setup_bind(self, ch, userd, gpfifo, entries=1024, flags=0xA, **kw):
     ch.ioctl(I.NVGPU_IOCTL_CHANNEL_SETUP_BIND, sb:=S.nvgpu_channel_setup_bind_args(num_gpfifo_entries=entries, flags=flags, userd_dmabuf_fd=userd.fd,

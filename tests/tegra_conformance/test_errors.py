@@ -48,6 +48,7 @@ def test_nvmap_get_fd_lookup_errors(orin):
   h, buf = orin.buffer(PAGE)
   orin.free(h)
   assert orin.get_fd(buf.fd).fd != buf.fd                                        # a dma-buf fd stands for its buffer
+  assert errno_of(lambda: orin.get_fd(h)) == EBADF                               # a freed handle: taken as fd (int)h < 0
 
 def test_alloc_as_rules(orin):
   for kw in (dict(start=0), dict(end=0), dict(start=0x201000), dict(end=0xFFFFE01000), dict(start=0xFFFFE00000, end=0x200000)):

@@ -1,5 +1,5 @@
 # nvmap buffers, dma-buf fds, CPU mappings and GPU VA placement (tegra-facts.md §2.5, §2.8, §3.1).
-import ctypes, mmap
+import ctypes, mmap, os
 import tinygrad.runtime.support.hcq as hcq
 from tegra import PAGE, WC, LOCAL_WINDOW, SHARED_WINDOW, errno_of, proc_fds
 from orin_emu.kernel.uapi import structs as S, ioctls as I, consts as C
@@ -14,6 +14,7 @@ def test_handles_have_bit31_and_get_fd_makes_a_new_fd_each_call(orin):
   before = proc_fds()
   fds = [orin.get_fd(h) for _ in range(3)]
   assert len({f.fd for f in fds}) == 3 and proc_fds() == before + 3
+  assert len({os.fstat(f.fd).st_ino for f in fds}) == 1 != len({os.fstat(f.fd).st_ino for f in (fds[0], orin.buffer(PAGE)[1])})   # one dma-buf file
   del fds
   assert proc_fds() == before
   orin.free(h)
@@ -142,3 +143,12 @@ def test_available_heaps_and_tag_label(orin):
   assert a.heaps == 0x10000004   # observed: FSI and VPR only, yet IOVMM allocations work
   label = ctypes.create_string_buffer(b"tinygrad")
   orin.nvmap.ioctl(I.NVMAP_IOC_SET_TAG_LABEL, S.nvmap_set_tag_label(tag=0x0900, len=8, addr=ctypes.addressof(label)))
+
+def test_freeing_everything_restores_the_fresh_placement(orin):
+  as_ = orin.alloc_as()
+  bufs = [orin.buffer(size)[1] for size in (PAGE, 3 * PAGE, 64 << 10, MiB, 16 * MiB, PAGE)]
+  vas = [orin.map(as_, b) for b in bufs]
+  for va in reversed(vas[::2]): orin.unmap(as_, va)
+  for va in vas[1::2]: orin.unmap(as_, va)
+  assert orin.map(as_, orin.buffer(4 * MiB)[1]) == 0xFFFFA00000   # the split 4 MiB block at the top merged back whole
+  assert orin.map(as_, bufs[4]) == 0xFFFE200000

@@ -7,7 +7,8 @@ How it is put together (for the GPU room, TegraIface and the log checker):
   (its inode changed or vanished) and released as close() would have.
 - DRAM is one sparse memfd (dram_size, 64 GiB by default): an nvmap buffer is a page range of it, its GPU view a numpy view of the
   emulator's mapping, and a dma-buf mmap maps the same range again, so CPU and GPU see the same bytes. The emulator holds one fd for
-  all buffers; each GET_FD is a new fd of its own (not the same struct file as on the device: fstat inodes differ between them).
+  all buffers. GET_FD fds of one buffer share one file (inode) while any of them is open; once all are closed the next GET_FD makes
+  a new file, where the device would still hand out the same dma-buf file.
   Memory is released when the handle, every dma-buf fd, GPU mapping and channel pin are gone and no CPU mapping remains
   (/proc/self/maps). Released pages read as zeros when reused.
 - GPU VAs come from nvgpu's buddy allocator (buddy.py); Vm.mem is Contract A's GpuMemory.

@@ -1,7 +1,7 @@
 # The emulated Jetson Orin's kernel: one ga10b, its device nodes and open files, nvmap buffers in emulated DRAM, the kernel log,
 # fault injection and leak counts. One per process (kernel()); the seam (orin_emu.seam) routes FileIOInterface calls here.
 from __future__ import annotations
-import collections, errno, os, threading
+import collections, ctypes, errno, os, threading
 from orin_emu.kernel.files import File, KernelError, NotEmulated
 from orin_emu.kernel.klog import KernelLog
 from orin_emu.kernel.memory import Dram, SharedPages, UserMemory, file_mappings, PAGE
@@ -111,14 +111,17 @@ class Kernel:
       elif p.startswith(IGPU0 + "/"): raise NotEmulated(f"opening {p} is not emulated")
       elif p == "/dev/kmsg": f = KmsgFile(self, bool(flags & os.O_NONBLOCK))
       elif p.startswith(DEVFREQ + "/"):
-        if flags & os.O_ACCMODE != os.O_RDONLY and (os.geteuid() != 0 or p[len(DEVFREQ) + 1:] not in DevFreq.WRITABLE): raise KernelError(errno.EACCES)
-        f = SysfsFile(self, p[len(DEVFREQ) + 1:])
+        attr = p[len(DEVFREQ) + 1:]
+        if flags & os.O_ACCMODE != os.O_RDONLY and (os.geteuid() != 0 or attr not in DevFreq.WRITABLE): raise KernelError(errno.EACCES)
+        f = SysfsFile(self, attr)
       else: f = DirFile(self)
       return self.install(f, cloexec=bool(flags & os.O_CLOEXEC))
 
-  def install(self, f:File, cloexec:bool=True) -> int:
-    """Give an open file a real fd number (anon-inode and dma-buf fds from ioctls are close-on-exec)."""
-    fd = os.memfd_create(f"orin-emu-{f.kind}", os.MFD_CLOEXEC if cloexec else 0)
+  def install(self, f:File, cloexec:bool=True, same_file_as:int|None=None) -> int:
+    """Give an open file a real fd number (anon-inode and dma-buf fds from ioctls are close-on-exec); same_file_as: an open fd whose
+    file this one shares (one inode), as every GET_FD of a buffer hands out the same dma-buf file."""
+    if same_file_as is None: fd = os.memfd_create(f"orin-emu-{f.kind}", os.MFD_CLOEXEC if cloexec else 0)
+    else: fd = os.open(f"/proc/self/fd/{same_file_as}", os.O_RDWR | (os.O_CLOEXEC if cloexec else 0))
     if (stale:=self.files.pop(fd, None)) is not None: stale.release()   # that number was closed behind the seam's back
     f.fd, f.ino = fd, os.fstat(fd).st_ino
     self.files[fd] = f
@@ -139,12 +142,15 @@ class Kernel:
     return self.files[fd]
   def dmabuf(self, fd:int) -> DmaBufFile:
     """dma_buf_get: EBADF for no open file, EINVAL for a file that is not a dma-buf."""
+    if (fd:=ctypes.c_int32(fd).value) < 0: raise KernelError(errno.EBADF)   # an fd field is an int to the kernel
     if not self.owns(fd):
       try: os.fstat(fd)
       except OSError: raise KernelError(errno.EBADF) from None
       raise KernelError(errno.EINVAL)
     if not isinstance(f:=self.files[fd], DmaBufFile): raise KernelError(errno.EINVAL)
     return f
+  def dmabuf_fd_of(self, b:Buffer) -> int|None:
+    return next((fd for fd, f in list(self.files.items()) if isinstance(f, DmaBufFile) and f.buf is b and self.owns(fd)), None)
   def channel(self, fd:int) -> Channel:
     if not self.owns(fd) or not isinstance(f:=self.files[fd], ChannelFile): raise KernelError(errno.EINVAL)
     return f.ch
@@ -203,6 +209,11 @@ class Kernel:
   def still_mapped(self, pages:SharedPages, addr:int, size:int) -> bool:
     return any(s < addr + size and addr < e for s, e, _ in file_mappings(pages.ino))
 
+  def fail(self, func:str, msg:str, err:int=errno.EINVAL, level:str="ERR") -> KernelError:
+    """The driver's error line for a failing check, and the errno to raise"""
+    self.klog.nvgpu(func, 0, level, msg)
+    return KernelError(err)
+
   # ---- GPU events
   def channel_error(self, chid:int, fault):
     """Fault injection: put a channel in error state as a GPU fault would (error notifier, GET_TIMEDOUT, SM error record)."""
@@ -210,9 +221,11 @@ class Kernel:
   def gr_init_warning(self):
     # printed at every GR context init on the Orin, harmless; a log checker must tolerate it (source path prefix unconfirmed)
     for ln in ["------------[ cut here ]------------",
-               f"WARNING: CPU: 0 PID: {os.getpid()} at drivers/gpu/nvgpu/hal/gr/init/gr_init_tu104.c:191 tu104_gr_init_commit_rtv_cb+0x68/0x78 [nvgpu]",
+               f"WARNING: CPU: 0 PID: {os.getpid()} at drivers/gpu/nvgpu/hal/gr/init/gr_init_tu104.c:191 "
+               "tu104_gr_init_commit_rtv_cb+0x68/0x78 [nvgpu]",
                "Call trace:", " tu104_gr_init_commit_rtv_cb+0x68/0x78 [nvgpu]", " nvgpu_gr_obj_ctx_commit_global_ctx_buffers+0x1f4/0x2b0 [nvgpu]",
-               " nvgpu_gr_obj_ctx_alloc+0x2c8/0x4f0 [nvgpu]", " nvgpu_gr_setup_alloc_obj_ctx+0x4e8/0x7f0 [nvgpu]", " gk20a_channel_ioctl+0x6a4/0x1430 [nvgpu]",
+               " nvgpu_gr_obj_ctx_alloc+0x2c8/0x4f0 [nvgpu]", " nvgpu_gr_setup_alloc_obj_ctx+0x4e8/0x7f0 [nvgpu]",
+               " gk20a_channel_ioctl+0x6a4/0x1430 [nvgpu]",
                "---[ end trace 0000000000000000 ]---"]: self.klog(ln, 4)
 
   # ---- leaks
@@ -242,6 +255,7 @@ def reset(**kw) -> Kernel:
   with _kernel_lock:
     if _kernel is not None:
       for fd in (_kernel.dram.fd, _kernel.usermode.fd): os.close(fd)   # its mappings stay valid for views still held
+      if hasattr(_kernel.gpu, "close"): _kernel.gpu.close()   # the GPU room's threads would otherwise poll the old machine forever
     _kernel = Kernel(**kw)
     return _kernel
 os.register_at_fork(after_in_child=lambda: globals().__setitem__("_kernel", None))   # a forked child boots its own Orin

@@ -15,7 +15,8 @@ class DevFreq:
   def __init__(self):
     self.min, self.max, self.cur, self.governor = FREQS[0], FREQS[-1], FREQS[0], "nvhost_podgov"
   def attrs(self) -> dict[str, str]:
-    return {"available_frequencies": " ".join(map(str, FREQS)), "available_governors": "wmark_active nvhost_podgov userspace performance simple_ondemand",
+    return {"available_frequencies": " ".join(map(str, FREQS)),
+            "available_governors": "wmark_active nvhost_podgov userspace performance simple_ondemand",
             "cur_freq": str(self.cur), "target_freq": str(self.cur), "min_freq": str(self.min), "max_freq": str(self.max), "governor": self.governor,
             "polling_interval": "0"}
   WRITABLE = {"min_freq", "max_freq", "governor", "polling_interval"}

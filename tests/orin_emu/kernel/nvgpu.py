@@ -14,8 +14,9 @@ NOTIFIER = {MMUFault: consts.NVGPU_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, SMException: 
 
 class CtrlFile(IoctlFile):
   kind, MAGIC, LAST, MAX_ARG = "ctrl", "G", limits["NVGPU_GPU_IOCTL_LAST"], limits["NVGPU_GPU_IOCTL_MAX_ARG_SIZE"]
-  HANDLERS = {"NVGPU_GPU_IOCTL_GET_CHARACTERISTICS": "get_characteristics", "NVGPU_GPU_IOCTL_ALLOC_AS": "alloc_as", "NVGPU_GPU_IOCTL_OPEN_TSG": "open_tsg",
-              "NVGPU_GPU_IOCTL_GET_TPC_MASKS": "get_tpc_masks", "NVGPU_GPU_IOCTL_OPEN_CHANNEL": "open_channel", "NVGPU_GPU_IOCTL_FLUSH_L2": "flush_l2"}
+  HANDLERS = {"NVGPU_GPU_IOCTL_GET_CHARACTERISTICS": "get_characteristics", "NVGPU_GPU_IOCTL_ALLOC_AS": "alloc_as",
+              "NVGPU_GPU_IOCTL_OPEN_TSG": "open_tsg", "NVGPU_GPU_IOCTL_GET_TPC_MASKS": "get_tpc_masks",
+              "NVGPU_GPU_IOCTL_OPEN_CHANNEL": "open_channel", "NVGPU_GPU_IOCTL_FLUSH_L2": "flush_l2"}
   def __init__(self, k): super().__init__(k); self.usermode: tuple[int,int]|None = None
 
   def get_characteristics(self, a):
@@ -35,7 +36,8 @@ class CtrlFile(IoctlFile):
 
   def open_tsg(self, a):
     if a.flags & ~consts.NVGPU_GPU_IOCTL_OPEN_TSG_FLAGS_SHARE: raise KernelError(errno.EINVAL)
-    if a.flags & consts.NVGPU_GPU_IOCTL_OPEN_TSG_FLAGS_SHARE or a.source_device_instance_id or a.share_token: raise KernelError(errno.EINVAL)  # no share tokens exist here
+    # sharing needs a share token from another process's TSG: none exists here, so every SHARE request fails the token check
+    if a.flags & consts.NVGPU_GPU_IOCTL_OPEN_TSG_FLAGS_SHARE or a.source_device_instance_id or a.share_token: raise KernelError(errno.EINVAL)
     a.tsg_fd = self.k.install(TsgFile(self.k, Tsg(self.k)))
 
   def get_tpc_masks(self, a):
@@ -47,7 +49,7 @@ class CtrlFile(IoctlFile):
   def open_channel(self, a):
     if a.channel_fd not in (-1, 0): raise KernelError(errno.EINVAL)   # -1: the GR runlist, which is runlist 0
     if not self.k.free_chids:
-      self.k.klog.nvgpu("__gk20a_channel_open", 0, "ERR", "failed to get f"); raise KernelError(errno.ENOMEM)
+      raise self.k.fail("__gk20a_channel_open", "failed to get f", errno.ENOMEM)
     a.channel_fd = self.k.install(ChannelFile(self.k, Channel(self.k, self.k.free_chids.pop(0))))
 
   def flush_l2(self, a):
@@ -92,10 +94,10 @@ class TsgFile(IoctlFile):
     ch = self.k.channel(fd)
     if veid >= self.k.characteristics.max_veid_count_per_tsg: raise KernelError(errno.EINVAL)
     if ch.vm is None or (veid in self.tsg.subctx and self.tsg.subctx[veid] is not ch.vm):
-      self.k.klog.nvgpu("nvgpu_tsg_subctx_bind_channel", 0, "ERR", "channel VM does not match with subcontext VM"); raise KernelError(errno.EINVAL)
+      raise self.k.fail("nvgpu_tsg_subctx_bind_channel", "channel VM does not match with subcontext VM")
     if ch.tsg is not None: raise KernelError(errno.EINVAL)
     if len(self.tsg.channels) >= CHANNELS_PER_TSG:
-      self.k.klog.nvgpu("nvgpu_tsg_bind_channel", 0, "WRN", "TSG is full"); raise KernelError(errno.EINVAL)
+      raise self.k.fail("nvgpu_tsg_bind_channel", "TSG is full", level="WRN")
     if veid not in self.tsg.subctx: self.tsg.subctx[veid] = ch.vm.get()   # implicit subcontext on first bind (L4T semantics)
     ch.tsg, ch.veid = self.tsg, veid
     self.tsg.refs += 1; self.tsg.channels.append(ch)
@@ -104,10 +106,10 @@ class TsgFile(IoctlFile):
 
   def create_subcontext(self, a):
     if a.type not in (consts.NVGPU_TSG_SUBCONTEXT_TYPE_SYNC, consts.NVGPU_TSG_SUBCONTEXT_TYPE_ASYNC):
-      self.k.klog.nvgpu("nvgpu_tsg_ioctl_create_subcontext", 0, "ERR", "Invalid subcontext type"); raise KernelError(errno.EINVAL)
+      raise self.k.fail("nvgpu_tsg_ioctl_create_subcontext", "Invalid subcontext type")
     f = self.k.files.get(a.as_fd)
     if not isinstance(f, AsFile) or not self.k.owns(a.as_fd):
-      self.k.klog.nvgpu("nvgpu_tsg_ioctl_create_subcontext", 0, "ERR", f"Invalid VM (fd = {a.as_fd}) specified for subcontext"); raise KernelError(errno.EINVAL)
+      raise self.k.fail("nvgpu_tsg_ioctl_create_subcontext", f"Invalid VM (fd = {a.as_fd}) specified for subcontext")
     veids = [0] if a.type == consts.NVGPU_TSG_SUBCONTEXT_TYPE_SYNC else range(1, self.k.characteristics.max_veid_count_per_tsg)
     if (veid:=next((v for v in veids if v not in self.tsg.subctx), None)) is None: raise KernelError(errno.ENOSPC)
     self.tsg.subctx[veid] = f.vm.get()
@@ -173,25 +175,24 @@ class ChannelFile(IoctlFile):
   def __init__(self, k, ch:Channel): super().__init__(k); self.ch = ch
   def release(self): self.ch.close()
 
-  def log(self, func:str, msg:str): self.k.klog.nvgpu(func, 0, "ERR", msg)
-
   def setup_bind(self, a):
     ch, f, n = self.ch, a.flags, a.num_gpfifo_entries
     usermode = f & consts.NVGPU_CHANNEL_SETUP_BIND_FLAGS_USERMODE_SUPPORT
     if n & (n - 1) or n < (2 if usermode else 4) or n > self.k.characteristics.max_gpfifo_entries: raise KernelError(errno.EINVAL)
-    if ch.vm is None: self.log("nvgpu_channel_setup_bind", "not bound to an address space at time of setup_bind"); raise KernelError(errno.EINVAL)
-    if ch.tsg is None: self.log("nvgpu_channel_setup_bind", "not bound to tsg at time of setup_bind"); raise KernelError(errno.EINVAL)
+    if ch.vm is None: raise self.k.fail("nvgpu_channel_setup_bind", "not bound to an address space at time of setup_bind")
+    if ch.tsg is None: raise self.k.fail("nvgpu_channel_setup_bind", "not bound to tsg at time of setup_bind")
     if ch.bound: raise KernelError(errno.EEXIST)
     det = f & consts.NVGPU_CHANNEL_SETUP_BIND_FLAGS_DETERMINISTIC
-    if det and ch.wdt: self.log("nvgpu_channel_setup_bind", "deterministic is not compatible with watchdog"); raise KernelError(errno.EINVAL)
-    if usermode and not det: self.log("nvgpu_channel_setup_bind", "need deterministic for usermode submit"); raise KernelError(errno.EINVAL)
+    if det and ch.wdt: raise self.k.fail("nvgpu_channel_setup_bind", "deterministic is not compatible with watchdog")
+    if usermode and not det: raise self.k.fail("nvgpu_channel_setup_bind", "need deterministic for usermode submit")
     if not usermode: raise NotImplementedError("kernel-mode submit (SETUP_BIND without USERMODE_SUPPORT) is not emulated")
     try:
       if a.userd_dmabuf_fd == 0 or a.gpfifo_dmabuf_fd == 0 or a.userd_dmabuf_offset or a.gpfifo_dmabuf_offset: raise KernelError(errno.EINVAL)
       userd, gpfifo = self.k.dmabuf(a.userd_dmabuf_fd).buf, self.k.dmabuf(a.gpfifo_dmabuf_fd).buf
       if gpfifo.size < max(PAGE, n * 8) or userd.phys is None or gpfifo.phys is None: raise KernelError(errno.EINVAL)
     except KernelError:
-      self.log("nvgpu_channel_setup_usermode", "Usermode buffer alloc failed"); self.log("nvgpu_channel_setup_bind", "fail"); raise
+      self.k.klog.nvgpu("nvgpu_channel_setup_usermode", 0, "ERR", "Usermode buffer alloc failed")
+      self.k.klog.nvgpu("nvgpu_channel_setup_bind", 0, "ERR", "fail"); raise
     if gpfifo.size > (max(PAGE, n * 8) + PAGE - 1) & ~(PAGE - 1):
       raise MachineFrozen(f"SETUP_BIND with a {gpfifo.size:#x}-byte GPFIFO dma-buf for {n} entries: on the Orin this succeeds and the next "
                           "ALLOC_OBJ_CTX freezes the board (tegra-facts.md §3.2); give the ring its own buffer of exactly entries*8 bytes")
@@ -204,8 +205,8 @@ class ChannelFile(IoctlFile):
 
   def alloc_obj_ctx(self, a):
     ch = self.ch
-    if ch.vm is None: self.log("nvgpu_gr_setup_alloc_obj_ctx", "not bound to address space at time of grctx allocation"); raise KernelError(errno.EINVAL)
-    if a.class_num not in VALID_CLASSES: self.log("nvgpu_gr_setup_alloc_obj_ctx", f"invalid obj class 0x{a.class_num:x}"); raise KernelError(errno.EINVAL)
+    if ch.vm is None: raise self.k.fail("nvgpu_gr_setup_alloc_obj_ctx", "not bound to address space at time of grctx allocation")
+    if a.class_num not in VALID_CLASSES: raise self.k.fail("nvgpu_gr_setup_alloc_obj_ctx", f"invalid obj class 0x{a.class_num:x}")
     if ch.tsg is None: raise KernelError(errno.EINVAL)
     if a.class_num in GR_CLASSES and not ch.tsg.gr_ctx:
       ch.tsg.gr_ctx = True
@@ -222,7 +223,7 @@ class ChannelFile(IoctlFile):
     if a.wdt_status & consts.NVGPU_IOCTL_CHANNEL_WDT_FLAG_SET_TIMEOUT: self.ch.wdt_timeout_ms = a.timeout_ms
 
   def set_error_notifier(self, a):
-    if a.mem == 0: self.log("gk20a_init_error_notifier", "invalid memory handle"); raise KernelError(errno.EINVAL)
+    if a.mem == 0: raise self.k.fail("gk20a_init_error_notifier", "invalid memory handle")
     try: buf = self.k.dmabuf(a.mem).buf
     except KernelError: raise KernelError(errno.EINVAL) from None
     if a.offset + 16 > buf.size or buf.phys is None: raise KernelError(errno.EINVAL)

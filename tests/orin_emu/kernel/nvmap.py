@@ -19,6 +19,7 @@ class Buffer:
     self.k, self.id, self.size, self.phys, self.refs = k, hid, size, None, 1
     self.flags = self.heap = self.align = 0
     self.cpu_mapped = False   # only a buffer that was ever mmapped needs the /proc/self/maps check at release
+    self.client: NvmapFile|None = None
   @property
   def cache(self) -> int: return self.flags & 3
   def view(self, off:int=0, n:int|None=None):
@@ -103,7 +104,7 @@ class NvmapFile(IoctlFile):
 
   def get_fd(self, a):
     if (b:=self.handles.get(a.handle)) is None: b = self.k.dmabuf(a.handle).buf   # not a handle: a dma-buf fd to duplicate
-    a.fd = self.k.install(DmaBufFile(self.k, b))
+    a.fd = self.k.install(DmaBufFile(self.k, b), same_file_as=self.k.dmabuf_fd_of(b))
 
   def cache(self, a):
     if a.addr == 0 or not 0 <= a.op <= 2: raise KernelError(errno.EINVAL)

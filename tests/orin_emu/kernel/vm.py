@@ -10,14 +10,16 @@ from orin_emu.kernel.memory import PAGE
 from orin_emu.kernel.uapi import consts, limits
 
 KERNEL_VA = 4 << 30
-MAP_FLAGS_OK = (consts.NVGPU_AS_MAP_BUFFER_FLAGS_FIXED_OFFSET | consts.NVGPU_AS_MAP_BUFFER_FLAGS_CACHEABLE | consts.NVGPU_AS_MAP_BUFFER_FLAGS_UNMAPPED_PTE
-                | consts.NVGPU_AS_MAP_BUFFER_FLAGS_MAPPABLE_COMPBITS | consts.NVGPU_AS_MAP_BUFFER_FLAGS_L3_ALLOC
-                | consts.NVGPU_AS_MAP_BUFFER_FLAGS_SYSTEM_COHERENT | consts.NVGPU_AS_MAP_BUFFER_FLAGS_TEGRA_RAW | (3 << 10))
+MAP_FLAGS_OK = (consts.NVGPU_AS_MAP_BUFFER_FLAGS_FIXED_OFFSET | consts.NVGPU_AS_MAP_BUFFER_FLAGS_CACHEABLE
+                | consts.NVGPU_AS_MAP_BUFFER_FLAGS_UNMAPPED_PTE | consts.NVGPU_AS_MAP_BUFFER_FLAGS_MAPPABLE_COMPBITS
+                | consts.NVGPU_AS_MAP_BUFFER_FLAGS_L3_ALLOC | consts.NVGPU_AS_MAP_BUFFER_FLAGS_SYSTEM_COHERENT
+                | consts.NVGPU_AS_MAP_BUFFER_FLAGS_TEGRA_RAW | (3 << 10))
 FIXED = consts.NVGPU_AS_MAP_BUFFER_FLAGS_FIXED_OFFSET
 
 class Mapping:
   def __init__(self, va:int, size:int, buf, boff:int, flags:int, kind:int, area=None, kernel=False):
-    self.va, self.size, self.buf, self.boff, self.flags, self.kind, self.area, self.kernel, self.refs = va, size, buf.get(), boff, flags, kind, area, kernel, 1
+    self.va, self.size, self.buf, self.boff, self.flags, self.kind = va, size, buf.get(), boff, flags, kind
+    self.area, self.kernel, self.refs = area, kernel, 1
     self.view = buf.view(boff, size)
   @property
   def access(self) -> int: return (self.flags >> 10) & 3
@@ -62,11 +64,11 @@ class Vm:
       if size == 0: size = buf.size - boff
       if va % PAGE or boff % PAGE: raise KernelError(errno.EINVAL)
       if (area:=self.area_at(va)) is None:
-        self.k.klog.nvgpu("nvgpu_vm_area_validate_buffer", 0, "WRN", "fixed offset mapping without space allocation"); raise KernelError(errno.EINVAL)
+        raise self.k.fail("nvgpu_vm_area_validate_buffer", "fixed offset mapping without space allocation", level="WRN")
       if va + size > area.addr + area.size:
-        self.k.klog.nvgpu("nvgpu_vm_area_validate_buffer", 0, "WRN", "fixed offset mapping size overflows va node"); raise KernelError(errno.EINVAL)
+        raise self.k.fail("nvgpu_vm_area_validate_buffer", "fixed offset mapping size overflows va node", level="WRN")
       if any(m.va < va + size and va < m.va + m.size for m in self.maps.values()):
-        self.k.klog.nvgpu("nvgpu_vm_area_validate_buffer", 0, "WRN", "overlapping buffer map requested"); raise KernelError(errno.EINVAL)
+        raise self.k.fail("nvgpu_vm_area_validate_buffer", "overlapping buffer map requested", level="WRN")
     self.maps[va] = m = Mapping(va, (size + PAGE - 1) & ~(PAGE - 1), buf, boff, flags, kind, area)
     if area is not None: area.maps.add(va)
     self._publish()
@@ -123,8 +125,9 @@ class Vm:
 
 class AsFile(IoctlFile):
   kind, MAGIC, LAST, MAX_ARG = "as", "A", limits["NVGPU_AS_IOCTL_LAST"], limits["NVGPU_AS_IOCTL_MAX_ARG_SIZE"]
-  HANDLERS = {"NVGPU_AS_IOCTL_BIND_CHANNEL": "bind_channel", "NVGPU_AS_IOCTL_ALLOC_SPACE": "alloc_space", "NVGPU32_AS_IOCTL_ALLOC_SPACE": "alloc_space",
-              "NVGPU_AS_IOCTL_FREE_SPACE": "free_space", "NVGPU_AS_IOCTL_MAP_BUFFER_EX": "map_buffer_ex", "NVGPU_AS_IOCTL_UNMAP_BUFFER": "unmap_buffer"}
+  HANDLERS = {"NVGPU_AS_IOCTL_BIND_CHANNEL": "bind_channel", "NVGPU_AS_IOCTL_ALLOC_SPACE": "alloc_space",
+              "NVGPU32_AS_IOCTL_ALLOC_SPACE": "alloc_space", "NVGPU_AS_IOCTL_FREE_SPACE": "free_space",
+              "NVGPU_AS_IOCTL_MAP_BUFFER_EX": "map_buffer_ex", "NVGPU_AS_IOCTL_UNMAP_BUFFER": "unmap_buffer"}
   def __init__(self, k, vm:Vm): super().__init__(k); self.vm = vm
   def release(self): self.vm.put()
 
@@ -144,22 +147,23 @@ class AsFile(IoctlFile):
       self.k.klog.nvgpu("nvgpu_vm_map_buffer", 0, "WRN", f"nvgpu_vm_map_buffer: fd {a.dmabuf_fd} is not a dmabuf"); raise
     fixed = a.flags & FIXED
     if not fixed and (a.buffer_offset or a.offset):
-      self.k.klog.nvgpu("nvgpu_vm_map_buffer", 0, "ERR", "Regular map with addr/buf offset is not supported!"); raise KernelError(errno.EINVAL)
+      raise self.k.fail("nvgpu_vm_map_buffer", "Regular map with addr/buf offset is not supported!")
     if a.mapping_size and not fixed:
-      self.k.klog.nvgpu("nvgpu_vm_map_buffer", 0, "ERR", "map_size && non-fixed-mapping!"); raise KernelError(errno.EINVAL)
+      raise self.k.fail("nvgpu_vm_map_buffer", "map_size && non-fixed-mapping!")
     if a.mapping_size > buf.size or a.buffer_offset > buf.size - a.mapping_size:
-      self.k.klog.nvgpu("nvgpu_vm_map_buffer", 0, "ERR", f"buf size {buf.size:x} < (offset({a.buffer_offset:x}) + map_size({a.mapping_size:x}))")
-      raise KernelError(errno.EINVAL)
+      raise self.k.fail("nvgpu_vm_map_buffer", f"buf size {buf.size:x} < (offset({a.buffer_offset:x}) + map_size({a.mapping_size:x}))")
     if a.flags & ~MAP_FLAGS_OK:
-      self.k.klog.nvgpu("nvgpu_vm_translate_linux_flags", 0, "ERR", f"Extra flags: 0x{a.flags & ~MAP_FLAGS_OK:x}"); raise KernelError(errno.EINVAL)
-    if (a.flags >> 10) & 3 == 3 or a.flags & consts.NVGPU_AS_MAP_BUFFER_FLAGS_TEGRA_RAW: raise KernelError(errno.EINVAL)  # TEGRA_RAW: not on ga10b (unconfirmed)
+      raise self.k.fail("nvgpu_vm_translate_linux_flags", f"Extra flags: 0x{a.flags & ~MAP_FLAGS_OK:x}")
+    # access type 3 does not exist; TEGRA_RAW needs chip support, assumed absent on ga10b (unconfirmed)
+    if (a.flags >> 10) & 3 == 3 or a.flags & consts.NVGPU_AS_MAP_BUFFER_FLAGS_TEGRA_RAW: raise KernelError(errno.EINVAL)
     if a.flags & consts.NVGPU_AS_MAP_BUFFER_FLAGS_MAPPABLE_COMPBITS:
       self.k.klog.nvgpu("nvgpu_vm_translate_linux_flags", 0, "WRN", "Ignoring deprecated flag: NVGPU_AS_MAP_BUFFER_FLAGS_MAPPABLE_COMPBITS")
     if buf.phys is None: raise KernelError(errno.EINVAL)   # nothing to map behind an unallocated handle (unconfirmed errno)
     if a.compr_kind == consts.NV_KIND_INVALID and a.incompr_kind < 0:
-      self.k.klog.nvgpu("nvgpu_vm_map", 0, "ERR", "No comptags and no incompressible fallback kind"); raise KernelError(errno.ENOMEM)
+      raise self.k.fail("nvgpu_vm_map", "No comptags and no incompressible fallback kind", errno.ENOMEM)
     # compressible kinds fall back to the incompressible kind: comptags are not emulated
-    a.offset = self.vm.map(buf, a.flags & ~consts.NVGPU_AS_MAP_BUFFER_FLAGS_MAPPABLE_COMPBITS, a.incompr_kind, a.buffer_offset, a.mapping_size, a.offset)
+    flags = a.flags & ~consts.NVGPU_AS_MAP_BUFFER_FLAGS_MAPPABLE_COMPBITS
+    a.offset = self.vm.map(buf, flags, a.incompr_kind, a.buffer_offset, a.mapping_size, a.offset)
 
   def unmap_buffer(self, a): self.vm.unmap(a.offset)
 

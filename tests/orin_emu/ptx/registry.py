@@ -1,0 +1,112 @@
+# Compile-side registry: remembers the PTX behind every program image tinygrad builds, keyed by what the GPU sees.
+# NVProgram uploads elf_loader(cubin, force_section_align=128) and points the QMD at the entry's .text section (with
+# relocations applied, so relocated fields are masked out of the key).
+import struct, hashlib
+from dataclasses import dataclass, field
+from orin_emu.faults import GpuFault
+
+HEAD = 64   # bytes of .text used as the first-level key
+
+@dataclass
+class UnknownProgram(GpuFault):
+  va: int
+  def __str__(self): return f"no PTX registered for the program image at 0x{self.va:x}"
+
+@dataclass
+class Entry:
+  name: str
+  ptx: str
+  text: bytes                 # .text bytes, relocated fields zeroed
+  relocs: list[int]           # offsets in .text of 8-byte fields the loader patches
+  text_off: int               # image offset of .text: image base = program_va - text_off
+  param_base: int             # constant bank 0 offset of the kernel parameters (EIATTR_PARAM_CBANK)
+  globals: dict[str, int] = field(default_factory=dict)   # module .global symbol -> image offset
+
+_by_head: dict[bytes, list[Entry]] = {}
+_odd: list[Entry] = []          # entries with a relocation inside the head
+_seen: set[bytes] = set()
+
+def _info_attrs(content:bytes):
+  off = 0
+  while off < len(content):
+    fmt, attr, sz = struct.unpack_from("BBH", content, off)
+    yield attr, content[off+4:off+4+sz] if fmt == 0x4 else sz.to_bytes(2, 'little')
+    off += 4 + (sz if fmt == 0x4 else 0)
+
+def register(cubin:bytes, ptx:bytes|str) -> list[Entry]:
+  from tinygrad.runtime.support.elf import elf_loader
+  if (key:=hashlib.sha256(cubin).digest()) in _seen: return []
+  _seen.add(key)
+  ptx = ptx.decode().rstrip('\0') if isinstance(ptx, bytes) else ptx
+  _, sections, relocs = elf_loader(cubin, force_section_align=128)
+  symtab = next(sh for sh in sections if sh.header.sh_type == 2)
+  strtab = sections[symtab.header.sh_link].content
+  glob = {}
+  for i in range(0, len(symtab.content), 24):
+    st_name, st_info, _, shndx, value, _ = struct.unpack_from("<IBBHQQ", symtab.content, i)
+    if st_info & 0xf == 1 and 0 < shndx < len(sections):   # STT_OBJECT: module variables such as __cudart_i2opi_f
+      glob[strtab[st_name:strtab.index(b'\0', st_name)].decode()] = sections[shndx].header.sh_addr + value
+  out = []
+  for sh in sections:
+    if not sh.name.startswith('.text.'): continue
+    name, a, n = sh.name[6:], sh.header.sh_addr, sh.header.sh_size
+    info = next((s for s in sections if s.name == f'.nv.info.{name}'), None)
+    pbase = next((struct.unpack_from("<IH", d)[1] for attr, d in _info_attrs(info.content) if attr == 0xa), None) if info else None
+    if pbase is None: continue   # not a kernel entry (e.g. ptxas' __cuda_sm20_div_s64 helper)
+    rel = sorted(o - a for o, _, _, _ in relocs if a <= o < a + n)
+    text = bytearray(sh.content)
+    for o in rel: text[o:o+8] = bytes(len(text[o:o+8]))
+    e = Entry(name, ptx, bytes(text), rel, a, pbase, glob)
+    (_odd if any(o < HEAD for o in rel) else _by_head.setdefault(e.text[:HEAD], [])).append(e)
+    out.append(e)
+  return out
+
+def _matches(e:Entry, prog:memoryview) -> bool:
+  if len(prog) < len(e.text): return False
+  t = bytearray(prog[:len(e.text)]) if e.relocs else bytes(prog[:len(e.text)])
+  for o in e.relocs: t[o:o+8] = bytes(len(t[o:o+8]))
+  return t == e.text
+
+_by_va: dict[int, Entry] = {}   # last entry seen at each program address: one compare instead of a search on relaunch
+
+def lookup(prog, program_va:int) -> Entry:
+  prog = memoryview(prog).cast('B')
+  if (e:=_by_va.get(program_va)) is not None and _matches(e, prog): return e
+  for e in reversed(_by_head.get(bytes(prog[:HEAD]), []) + _odd):
+    if _matches(e, prog):
+      _by_va[program_va] = e
+      return e
+  raise UnknownProgram(program_va)
+
+_installed = False
+def install():
+  """Wrap tinygrad's NV compilers so every cubin they hand out (fresh or from the disk cache) has its PTX registered."""
+  global _installed
+  if _installed: return
+  from tinygrad.runtime.support import compiler_cuda as cc
+  from tinygrad.runtime.autogen import nvrtc
+  def nv_compile(self, src:str) -> bytes:
+    # same NVRTC program as NVCompiler.compile; the PTX is read from it before the CUBIN size query
+    ptx = []
+    def cubin_size(prog, psz):
+      ptx.append(cc._get_bytes(prog, nvrtc.nvrtcGetPTX, nvrtc.nvrtcGetPTXSize, cc.nvrtc_check))
+      return nvrtc.nvrtcGetCUBINSize(prog, psz)
+    lib = self._compile_program(src, nvrtc.nvrtcGetCUBIN, cubin_size)
+    register(lib, ptx[0])
+    return lib
+  def cached(orig, to_ptx):
+    def compile_cached(self, src:str) -> bytes:
+      lib = orig(self, src)
+      if hashlib.sha256(lib).digest() not in _seen: register(lib, to_ptx(self, src))   # disk-cache hit: derive the PTX again
+      return lib
+    return compile_cached
+  cc.NVCompiler.compile = nv_compile
+  cc.NVCompiler.compile_cached = cached(cc.NVCompiler.compile_cached, cc.CUDACompiler.compile)
+  orig_ptx = cc.NVPTXCompiler.compile
+  def nvptx_compile(self, src:str) -> bytes:
+    lib = orig_ptx(self, src)
+    register(lib, cc.PTXCompiler.compile(self, src))
+    return lib
+  cc.NVPTXCompiler.compile = nvptx_compile
+  cc.NVPTXCompiler.compile_cached = cached(cc.NVPTXCompiler.compile_cached, cc.PTXCompiler.compile)
+  _installed = True

@@ -1,0 +1,264 @@
+# The SM: runs a PTX entry over a grid, all threads of a batch of CTAs at once as numpy lanes (SIMT with per-thread PCs).
+import functools, numpy as np
+from orin_emu.faults import MMUFault, SMException
+from orin_emu.ptx.parse import parse_module, Function, Module, PTXError, TYPE_SIZE
+from orin_emu.ptx.lower import lower, reader, nsel, Unsupported, UINT
+
+WINDOW_SIZE = 1 << 24      # shader window extent: 16 MiB per the nouveau convention (tegra-facts §10.6, unconfirmed)
+BATCH_BYTES = 96 << 20     # register + local + shared bytes one batch of CTAs may hold
+STATS = {'instructions': 0, 'thread_instructions': 0}   # dispatched instructions and active-thread instructions
+OP, BRA, RET, BAR, CALL = range(5)
+KIND = {'op': OP, 'bra': BRA, 'ret': RET, 'bar': BAR, 'call': CALL}
+
+def _round(x, a): return (x + a - 1) // a * a
+
+class Compiled:
+  """A function lowered once: code entries (kind, payload, guard reader, instr), labels resolved."""
+  def __init__(self, fn:Function):
+    self.fn, self.code = fn, []
+    for ins in fn.code:
+      try: kind, payload = lower(ins, fn.name)
+      except PTXError as e: raise Unsupported(f"{fn.name}: {e} (in {ins.text!r})") from None
+      if kind == 'bra':
+        if payload not in fn.labels: raise PTXError(f"{fn.name}: unknown label {payload}")
+        payload = fn.labels[payload]
+      guard = None
+      if ins.guard is not None:
+        g = reader(('reg', ins.guard[0]), 'pred')
+        guard = (lambda g: lambda st, s: ~g(st, s))(g) if ins.guard[1] else g
+      self.code.append((KIND[kind], payload, guard, ins))
+    self.code.append((RET, None, None, None))   # falling off the end returns
+    # a thread parked at an unconditional ret has nothing left to do: it counts as exited (bar.sync waits for the rest)
+    self.at_ret = np.array([k == RET and g is None for k, _, g, _ in self.code] + [True])
+
+class Program:
+  """A decoded PTX module with its static memory layout."""
+  def __init__(self, src:str):
+    self.mod:Module = parse_module(src)
+    self.funcs = {n: Compiled(f) for n, f in self.mod.funcs.items()}
+    self.layout, off = {}, 0
+    shared = [v for v in self.mod.globals.values() if v.space == 'shared']
+    for f in self.mod.funcs.values(): shared += f.shared
+    for v in shared: off = _round(off, max(v.align, 1)); self.layout[id(v)] = off; off += v.size
+    self.shared_size, off = off, 0
+    for f in self.mod.funcs.values():   # every function gets its own frame: no recursion in what tinygrad emits
+      for v in f.local: off = _round(off, max(v.align, 1)); self.layout[id(v)] = off; off += v.size
+    self.local_size = off
+
+@functools.lru_cache(maxsize=4096)
+def program(src:str) -> Program: return Program(src)
+
+def _sel(base, mask):
+  idx = np.flatnonzero(mask) if isinstance(base, slice) else base[mask]
+  return idx
+
+class CTABatch:
+  """Architectural state of a batch of CTAs: registers, carry flags, special registers, shared/local/param memory."""
+  def __init__(self, prg:Program, entry:str, cta0:int, ncta:int, grid, block, cbuf0:bytes, param_base:int, mem, shared_bytes:int,
+               shared_window:int, local_window:int, global_va:dict, program_va:int):
+    T = block[0]*block[1]*block[2]
+    self.prg, self.entry, self.N, self.T, self.mem, self.program_va = prg, entry, ncta*T, T, mem, program_va
+    self.cbuf0, self.param_base, self.global_va, self.layout = cbuf0, param_base, global_va, prg.layout
+    self.shared_window, self.local_window = shared_window, local_window
+    self.R = [np.zeros(self.N, np.bool_ if r.type == 'pred' else UINT[TYPE_SIZE[r.type]]) for r in prg.mod.regs]
+    self.cc = np.zeros(self.N, np.bool_)
+    lin = np.arange(self.N, dtype=np.int64)
+    t, cta = lin % T, lin // T
+    self.cta, g = cta, cta + cta0
+    self.sreg = {'%tid.x': t % block[0], '%tid.y': (t // block[0]) % block[1], '%tid.z': t // (block[0]*block[1]),
+                 '%ctaid.x': g % grid[0], '%ctaid.y': (g // grid[0]) % grid[1], '%ctaid.z': g // (grid[0]*grid[1]),
+                 '%laneid': t % 32, '%warpid': t // 32, '%smid': np.zeros(self.N, np.int64), '%gridid': np.zeros(self.N, np.int64)}
+    for i, ax in enumerate('xyz'):
+      self.sreg[f'%ntid.{ax}'] = np.full(self.N, block[i]); self.sreg[f'%nctaid.{ax}'] = np.full(self.N, grid[i])
+    self.sreg['%nwarpid'] = np.full(self.N, (T + 31) // 32)
+    self.sh_stride = _round(max(prg.shared_size, shared_bytes), 16)
+    self.shared = np.zeros(ncta * self.sh_stride, np.uint8) if self.sh_stride else None
+    self.l_stride = _round(prg.local_size, 16)
+    self.local = np.zeros(self.N * self.l_stride, np.uint8) if self.l_stride else None
+    self.pbuf, self.entry_params = {}, {id(v) for v in prg.mod.funcs[entry].params}
+
+  # ---- kernel and call parameters
+  def param_load(self, var, off, dt, s):
+    if id(var) in self.entry_params:
+      o = self.param_base + var.offset + off
+      if o + np.dtype(dt).itemsize > len(self.cbuf0): raise SMException(0x12, o, self.program_va, detail=f"{self.entry}: param beyond cbuf0")
+      return np.frombuffer(self.cbuf0, dt, 1, o)[0]
+    return np.ascontiguousarray(self._pbuf(var)[s, off:off + np.dtype(dt).itemsize]).view(dt).reshape(-1)
+  def param_store(self, var, off, dt, s, v):
+    n = nsel(self, s); sz = np.dtype(dt).itemsize
+    self._pbuf(var)[s, off:off+sz] = np.broadcast_to(np.asarray(v, dt), (n,)).copy().view(np.uint8).reshape(n, sz)
+  def _pbuf(self, var):
+    if (b:=self.pbuf.get(id(var))) is None: b = self.pbuf[id(var)] = np.zeros((self.N, max(var.size, 1)), np.uint8)
+    return b
+
+  def check_warps(self, s, ins):
+    idx = np.arange(self.N) if isinstance(s, slice) else s
+    lane = self.sreg['%laneid'][idx]
+    if self.T % 32 or len(idx) % 32 or not (lane.reshape(-1, 32) == np.arange(32)).all():
+      raise Unsupported(f"{self.entry}: {ins.text}: warp-collective op needs all 32 lanes of each warp converged")
+
+  # ---- memory
+  def _fault(self, code, va, ins, what): return SMException(code, int(va), self.program_va, detail=f"{self.entry}: {what} in {ins.text!r}")
+
+  def _route(self, space, addr, s, isz, nbytes, ins, write):
+    """Yield (mask|None, typed-view-maker, element index) parts covering the accessed threads."""
+    n = len(addr)
+    if space in ('generic', 'global'):
+      parts, rest, lo, hi = [], None, int(addr.min()), int(addr.max())
+      for win, kind in ((self.shared_window, 'shared'), (self.local_window, 'local')):
+        if hi < win or lo >= win + WINDOW_SIZE: continue
+        if (m:=(addr >= np.uint64(win)) & (addr < np.uint64(win + WINDOW_SIZE))).any():
+          parts.append((m, kind, addr[m] - np.uint64(win)))
+          rest = ~m if rest is None else rest & ~m
+      if rest is None: yield from self._global(None, addr, isz, nbytes, ins, write)
+      else:
+        if rest.any(): yield from self._global(rest, addr[rest], isz, nbytes, ins, write)
+        for m, kind, off in parts: yield from self._space(kind, m, off, s, isz, nbytes, ins, True)
+      return
+    if space in ('shared', 'local'): yield from self._space(space, None, addr, s, isz, nbytes, ins, False); return
+    raise Unsupported(f"{self.entry}: state space .{space} in {ins.text!r}")
+
+  def _space(self, kind, m, off, s, isz, nbytes, ins, via_window):
+    limit, store = (self.sh_stride, self.shared) if kind == 'shared' else (self.l_stride, self.local)
+    if (bad:=(off + np.uint64(nbytes)) > np.uint64(limit)).any():
+      # a window access past the CTA's allocation is an invalid address space; a .shared/.local one is out of range
+      raise self._fault(0x10 if via_window else 0xE, off[bad][0] + (getattr(self, f'{kind}_window') if via_window else 0), ins,
+                        f".{kind} access beyond {limit} bytes")
+    idx = np.arange(self.N) if isinstance(s, slice) else s
+    if m is not None: idx = idx[m]
+    row = self.cta[idx] * self.sh_stride if kind == 'shared' else idx * self.l_stride
+    yield m, store[:len(store)//isz*isz], (row + off.astype(np.int64)) // isz
+
+  def _global(self, m, addr, isz, nbytes, ins, write):
+    todo = np.ones(len(addr), np.bool_)
+    while todo.any():
+      lo = int(addr[todo].min())
+      try: base, buf = self.mem.lookup(lo)
+      except MMUFault as e:
+        if write: e.access = "virt write"
+        raise
+      end = base + len(buf)
+      inside = todo & (addr >= np.uint64(base)) & (addr + np.uint64(nbytes) <= np.uint64(end))
+      if not inside[todo].any(): raise MMUFault(end, "virt write" if write else "virt read")
+      if m is None and inside.all(): mm = None
+      else:
+        mm = inside if m is None else _scatter_mask(m, inside)
+      if base % isz: raise Unsupported(f"{self.entry}: mapping at 0x{base:x} not aligned for {isz}-byte access")
+      yield mm, buf[:len(buf)//isz*isz], ((addr[inside] if mm is not None else addr) - np.uint64(base)).astype(np.int64) // isz
+      todo &= ~inside
+
+  def _prep(self, addr, s, dt, vec, ins):
+    n = nsel(self, s); isz = np.dtype(dt).itemsize; nbytes = isz*vec
+    addr = np.broadcast_to(np.asarray(addr, np.uint64), (n,))
+    if nbytes > 1 and (bad:=(addr % np.uint64(nbytes)) != 0).any(): raise self._fault(0xF, addr[bad][0], ins, "misaligned address")
+    return n, isz, nbytes, addr
+
+  def load(self, space, addr, dt, vec, s, ins):
+    n, isz, nbytes, addr = self._prep(addr, s, dt, vec, ins)
+    out = [np.empty(n, dt) for _ in range(vec)]
+    for m, raw, idx in self._route(space, addr, s, isz, nbytes, ins, False):
+      view = raw.view(dt)
+      for k in range(vec):
+        if m is None: out[k] = view[idx + k]
+        else: out[k][m] = view[idx + k]
+    return out
+
+  def store(self, space, addr, dt, vals, s, ins):
+    n, isz, nbytes, addr = self._prep(addr, s, dt, len(vals), ins)
+    vals = [np.broadcast_to(np.asarray(v, dt), (n,)) for v in vals]
+    for m, raw, idx in self._route(space, addr, s, isz, nbytes, ins, True):
+      view = raw.view(dt)
+      for k, v in enumerate(vals): view[idx + k] = v if m is None else v[m]
+
+  # ---- control
+  def call(self, payload, s):
+    rets, name, args = payload
+    if (cf:=self.prg.funcs.get(name)) is None: raise Unsupported(f"{self.entry}: call to undefined function {name}")
+    fn = cf.fn
+    if len(args) != len(fn.params) or len(rets) != len(fn.rets): raise PTXError(f"{self.entry}: call to {name} with wrong arity")
+    for p, a in zip(fn.params, args): self._pbuf(p)[s, :min(p.size, a.size)] = self._pbuf(a)[s, :min(p.size, a.size)]
+    run(self, cf, s)
+    for r, d in zip(fn.rets, rets): self._pbuf(d)[s, :min(r.size, d.size)] = self._pbuf(r)[s, :min(r.size, d.size)]
+
+def _scatter_mask(m, inner):
+  out = np.zeros(len(m), np.bool_); out[np.flatnonzero(m)[inner]] = True
+  return out
+
+def run(st:CTABatch, cf:Compiled, base):
+  """Execute one function for the threads in base. Uniform while all live threads share a PC; otherwise the group at the
+  lowest PC runs until it reaches another group's PC or a control instruction (min-PC reconvergence)."""
+  code, L = cf.code, len(cf.code)
+  pc, pcs, wait = 0, None, None
+  while True:
+    if pcs is None:
+      n, pc0 = nsel(st, base), pc
+      while True:
+        kind, f, g, ins = code[pc]
+        if kind != OP: break
+        if g is None: f(st, base)
+        else:
+          p = g(st, base)
+          if p.all(): f(st, base)
+          elif p.any(): f(st, _sel(base, p))
+        pc += 1
+      STATS['instructions'] += pc - pc0 + 1; STATS['thread_instructions'] += (pc - pc0 + 1) * n
+      if kind == BAR: pc += 1; continue
+      if kind == CALL: st.call(f, base); pc += 1; continue
+      p = None if g is None else g(st, base)
+      target = f if kind == BRA else L
+      if p is None or p.all():
+        if kind == RET: return
+        pc = f; continue
+      if not p.any(): pc += 1; continue
+      pcs = np.where(p, target, pc + 1).astype(np.int64)
+      pcs[cf.at_ret[pcs]] = L
+      continue
+    live = pcs < L
+    cand = live if wait is None else live & ~wait
+    if not cand.any():
+      if not live.any(): return
+      pcs[wait] += 1; wait = None   # every live thread waits at a barrier (bar.sync counts non-exited threads): release
+      continue
+    m = int(pcs[cand].min())
+    grp = cand & (pcs == m)
+    if wait is None and grp.sum() == live.sum():   # reconverged: drop exited threads and run uniform again
+      base, pcs, pc = _sel(base, grp) if not grp.all() else base, None, m
+      continue
+    sel, stop, pc = _sel(base, grp), int(pcs[live & ~grp].min()), m
+    pc0 = pc
+    while pc < stop:
+      kind, f, g, ins = code[pc]
+      if kind != OP: break
+      if g is None: f(st, sel)
+      else:
+        p = g(st, sel)
+        if p.any(): f(st, sel[p])
+      pc += 1
+    STATS['instructions'] += pc - pc0 + 1; STATS['thread_instructions'] += (pc - pc0 + 1) * len(sel)
+    if pc >= stop: pcs[grp] = pc; pcs[cf.at_ret[pcs]] = L; continue
+    if kind == BAR:   # park until the other live threads arrive or exit
+      pcs[grp] = pc
+      wait = grp if wait is None else wait | grp
+      continue
+    if kind == CALL: st.call(f, sel); pcs[grp] = pc + 1; continue
+    target = f if kind == BRA else L
+    pcs[grp] = target if g is None else np.where(g(st, sel), target, pc + 1)
+    pcs[cf.at_ret[pcs]] = L
+
+def execute(src:str, entry:str, *, grid, block, cbuf0:bytes, param_base:int, mem, shared_bytes:int=0, shared_window:int=0,
+            local_window:int=0, global_va:dict|None=None, program_va:int=0):
+  """Run entry of the PTX module src over the grid."""
+  prg = program(src)
+  if entry not in prg.funcs or prg.funcs[entry].fn.kind != 'entry': raise PTXError(f"no .entry {entry} in program at 0x{program_va:x}")
+  missing = [n for n, v in prg.mod.globals.items() if v.space == 'global' and n not in (global_va or {})]
+  if missing: raise PTXError(f"{entry}: no address for module globals {missing}")
+  grid, block = tuple(int(x) for x in grid), tuple(int(x) for x in block)
+  T, G = block[0]*block[1]*block[2], grid[0]*grid[1]*grid[2]
+  if T == 0 or G == 0: return
+  per_thread = 8*len(prg.mod.regs) + _round(prg.local_size, 16) + _round(max(prg.shared_size, shared_bytes), 16) // T + 64
+  K = max(1, min(G, BATCH_BYTES // (per_thread * T)))
+  with np.errstate(all='ignore'):
+    for c0 in range(0, G, K):
+      st = CTABatch(prg, entry, c0, min(K, G - c0), grid, block, cbuf0, param_base, mem, shared_bytes, shared_window, local_window,
+                    global_va or {}, program_va)
+      run(st, prg.funcs[entry], slice(None))
