@@ -41,7 +41,7 @@ def kernel_log_check(request):
   """Fail a test that made the kernel log new GPU errors (faults, nvgpu [ERR] lines, nvmap warnings)."""
   from klog import read_log, gpu_errors
   try: before = len(read_log())
-  except PermissionError: before = None   # a Jetson user without access to /dev/kmsg: no check
+  except OSError: before = None   # no /dev/kmsg access (a Jetson user outside adm, a container): no check
   yield
   if before is None or request.node.get_closest_marker("kernel_errors_expected"): return
   assert not (new:=gpu_errors(read_log()[before:])), "new GPU errors in the kernel log:\n" + "\n".join(new)

@@ -8,7 +8,7 @@ def run_child(src:str) -> subprocess.CompletedProcess:
   return subprocess.run([sys.executable, "-c", textwrap.dedent(src)], capture_output=True, text=True, timeout=300, env={**os.environ, "NV": "1"})
 
 @pytest.mark.kernel_errors_expected
-def test_mmu_fault_names_fault_and_va():
+def test_mmu_fault_names_fault_and_va(dev):
   r = run_child("""
     from tinygrad import Tensor, Device
     from tinygrad.engine.realize import get_runner

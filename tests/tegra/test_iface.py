@@ -23,7 +23,7 @@ def test_topology_and_local_memory_from_the_device(dev):
   per_tpc = round_up(round_up(dev.slm_per_thread * 32, 0x200) * dev.max_warps_per_sm * dev.num_sm_per_tpc, 0x8000)
   assert dev.shader_local_mem.size >= per_tpc * info.num_tpc_per_gpc * info.num_gpc
 
-def test_probing_a_missing_device_first_leaves_nv0_working():
+def test_probing_a_missing_device_first_leaves_nv0_working(dev):
   # upstream's test helpers look for NV:1 first; the interfaces tried for it must not take the address range TegraIface maps into
   r = run_child("""
     from tinygrad import Device, Tensor
@@ -33,7 +33,7 @@ def test_probing_a_missing_device_first_leaves_nv0_working():
   """)
   assert "RESULT [2, 3, 4]" in r.stdout, r.stdout[-2000:] + r.stderr[-3000:]
 
-def test_counts_follow_the_device_not_constants():
+def test_counts_follow_the_device_not_constants(dev):
   # the Orin reported 1 GPC while the ga10b litter values say 2 (power-gated TPCs): whatever the kernel says is what is used
   if os.environ.get("ORIN_EMU") != "1": import pytest; pytest.skip("needs an emulated Orin with another GPC count")
   r = run_child("""
