@@ -82,8 +82,9 @@ def llama_1b_block():
   others = [ei.ast for ei in kernels if not any(ei.ast is a for asts in by_weight.values() for a in asts)]
   return by_weight, others
 
-# the block's 23 other kernels (norms, rope, KV cache, attention, softmax/argmax) as lowered by unpatched tinygrad 0.12.0
-OTHER_KERNEL_OPTS = collections.Counter({GROUPTOP: 11, opts((OptOps.UPCAST, 0, 4), (OptOps.LOCAL, 0, 32)): 5,
+# the block's 19 other kernels (norms, rope, KV cache, attention, argmax) as lowered by unpatched tinygrad 0.12.0; greedy decode
+# (apps/llm patch) dropped the 4 kernels of the softmax over the vocab, a max and an exp sum (GROUPTOP) and two elementwise
+OTHER_KERNEL_OPTS = collections.Counter({GROUPTOP: 9, opts((OptOps.UPCAST, 0, 4), (OptOps.LOCAL, 0, 32)): 3,
   opts((OptOps.UPCAST, 1, 4), (OptOps.LOCAL, 0, 8), (OptOps.LOCAL, 1, 16)): 4, opts((OptOps.UNROLL, 0, 0), (OptOps.LOCAL, 0, 32)): 2,
   opts((OptOps.UPCAST, 1, 4), (OptOps.UNROLL, 0, 0), (OptOps.LOCAL, 0, 8), (OptOps.LOCAL, 1, 16)): 1})
 
