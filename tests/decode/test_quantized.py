@@ -7,16 +7,9 @@ from tinygrad.engine import realize
 from tinygrad.nn.state import GGML_BLOCKS, ggml_blocks_to_tensor, ggml_data_to_tensor, get_parameters, get_state_dict
 from tinygrad.uop.ops import Ops
 from synth_gguf import random_q6_k  # scripts/, on the path from conftest.py
+from decode_helpers import PROMPTS, decode_step, logits
 
 Q4_K, Q6_K = 12, 14
-
-class Capture:
-  def __init__(self): self.items: list[realize.ExecItem] = []
-  def add(self, ei:realize.ExecItem): self.items.append(ei)
-
-@pytest.fixture(scope="module")
-def models(tiny_gguf):
-  return Transformer.from_gguf(Tensor(tiny_gguf), max_context=32)[0], Transformer.from_gguf(Tensor(tiny_gguf), max_context=32, quantized=True)[0]
 
 def test_gguf_load_keeps_raw_blocks(tiny_gguf):
   _, deq = nn.state.gguf_load(Tensor(tiny_gguf).to(None))
@@ -51,29 +44,17 @@ def test_blocks_dequantize_to_the_loaded_weights(models):
   for ql, lin in pairs: np.testing.assert_array_equal(ggml_blocks_to_tensor(ql.blocks, Q6_K).cast(dtypes.half).numpy(), lin.weight.numpy())
   np.testing.assert_array_equal(q.token_embd.weight.numpy(), ref.token_embd.weight.numpy())
 
-def logits(model:Transformer, tokens:list[int]) -> np.ndarray:
-  x = model.token_embd(Tensor([tokens], dtype="int32"))
-  for block in model.blk: x = block(x, 0)
-  return model.output(model.output_norm(x))[0, -1].float().numpy()
-
-def test_logits_and_greedy_tokens_match_dequantize_at_load(models, tiny_gguf):
+def test_logits_and_greedy_tokens_match_dequantize_at_load(models):
   ref, q = models
-  prompt = [768, 99, 500, 12, 640]
-  a, b = logits(ref, prompt), logits(q, prompt)
-  np.testing.assert_allclose(b, a, atol=2e-3 * np.abs(a).max())
-  for m in (ref, q):
-    for blk in m.blk: blk.__dict__.pop("cache_kv", None)
-  gen = lambda m: [t for t,_ in zip(m.generate(list(prompt)), range(4))]
+  for prompt in PROMPTS:
+    a, b = logits(ref, prompt), logits(q, prompt)
+    np.testing.assert_allclose(b, a, atol=2e-3 * np.abs(a).max())
+  gen = lambda m: [t for t,_ in zip(m.generate(list(PROMPTS[2])), range(4))]
   assert gen(q) == gen(ref)
 
 def test_each_matvec_reads_its_blocks_in_one_kernel(models):
   _, q = models
-  for blk in q.blk: blk.__dict__.pop("cache_kv", None)
-  q(Tensor([[768, 300]], dtype="int32"), 0).realize()
-  realize.capturing.append(cap:=Capture())
-  try: q(Tensor([[301]], dtype="int32"), 2).realize()
-  finally: realize.capturing.remove(cap)
-  kernels = [ei for ei in cap.items if ei.ast.op is Ops.SINK]
+  kernels = decode_step(q)
   layers = [q.output] + [getattr(b, a) for b in q.blk for a in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")]
   assert all(sum(any(b is l.blocks.uop.buffer for b in ei.bufs) for ei in kernels) == 1 for l in layers)
   # and no kernel writes a dequantized weight: every output is smaller than the smallest weight (k and v, 128x256)
