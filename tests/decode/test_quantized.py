@@ -1,0 +1,77 @@
+# GGUF Q6_K/Q4_K weights kept quantized on the device: QuantLinear holds the ggml blocks (uint8) and the matvec dequantizes them,
+# giving the tokens of the dequantize-at-load path while a decode step reads 210 bytes per 256 Q6_K weights instead of 512.
+import numpy as np, pytest
+from tinygrad import Tensor, nn, dtypes
+from tinygrad.apps.llm import Transformer, QuantLinear
+from tinygrad.engine import realize
+from tinygrad.nn.state import GGML_BLOCKS, ggml_blocks_to_tensor, ggml_data_to_tensor, get_parameters, get_state_dict
+from tinygrad.uop.ops import Ops
+from synth_gguf import random_q6_k  # scripts/, on the path from conftest.py
+from decode_helpers import PROMPTS, decode_step, logits
+
+Q4_K, Q6_K = 12, 14
+
+def test_gguf_load_keeps_raw_blocks(tiny_gguf):
+  _, deq = nn.state.gguf_load(Tensor(tiny_gguf).to(None))
+  _, raw = nn.state.gguf_load(Tensor(tiny_gguf).to(None), raw_types=(Q6_K,))
+  assert raw.keys() == deq.keys()
+  for name, t in raw.items():
+    if t.dtype != dtypes.uint8: continue
+    assert t.shape == (deq[name].shape[0], deq[name].shape[1] // 256, 210)
+    np.testing.assert_array_equal(ggml_blocks_to_tensor(t, Q6_K).numpy(), deq[name].numpy())
+  assert {k for k,t in raw.items() if t.dtype != dtypes.uint8} == {k for k in raw if k.endswith("norm.weight") or k == "rope_freqs.weight"}
+
+def test_linear_weights_stay_q6_k_blocks(models):
+  ref, q = models
+  layers = {f"blk.{i}.{a}":getattr(b, a) for i,b in enumerate(q.blk) for a in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up",
+            "ffn_down")} | {"output": q.output}
+  assert all(isinstance(l, QuantLinear) and l.ggml_type == Q6_K and l.blocks.dtype == dtypes.uint8 for l in layers.values())
+  ref_layers = {name:ref.output if name == "output" else getattr(ref.blk[int(name.split(".")[1])], name.split(".")[2]) for name in layers}
+  for name, l in layers.items():
+    out_f, in_f = ref_layers[name].weight.shape
+    assert l.blocks.shape == (out_f, in_f // 256, 210) and l.blocks.uop.buffer.nbytes == out_f * in_f // 256 * 210
+  # the token embedding is gathered a row at a time: it is dequantized at load, only the tied output projection stays quantized
+  assert q.token_embd.weight.dtype == dtypes.half
+  quant_bytes = sum(l.blocks.nbytes() for l in layers.values())
+  assert sum(p.nbytes() for p in get_parameters(q)) == sum(p.nbytes() for p in get_parameters(ref)) - sum(
+    ref_layers[n].weight.nbytes() for n in layers) + quant_bytes
+
+def test_blocks_dequantize_to_the_loaded_weights(models):
+  # bit for bit, including the Q/K row permutation for RoPE and the tied output projection
+  ref, q = models
+  pairs = [(q.output, ref.output)] + [(getattr(qb, a), getattr(rb, a)) for qb,rb in zip(q.blk, ref.blk) for a in ("attn_q", "attn_k", "attn_v",
+           "attn_output", "ffn_gate", "ffn_up", "ffn_down")]
+  for ql, lin in pairs: np.testing.assert_array_equal(ggml_blocks_to_tensor(ql.blocks, Q6_K).cast(dtypes.half).numpy(), lin.weight.numpy())
+  np.testing.assert_array_equal(q.token_embd.weight.numpy(), ref.token_embd.weight.numpy())
+
+def test_logits_and_greedy_tokens_match_dequantize_at_load(models):
+  ref, q = models
+  for prompt in PROMPTS:
+    a, b = logits(ref, prompt), logits(q, prompt)
+    np.testing.assert_allclose(b, a, atol=2e-3 * np.abs(a).max())
+  gen = lambda m: [t for t,_ in zip(m.generate(list(PROMPTS[2])), range(4))]
+  assert gen(q) == gen(ref)
+
+def test_each_matvec_reads_its_blocks_in_one_kernel(models):
+  _, q = models
+  kernels = decode_step(q)
+  layers = [q.output] + [getattr(b, a) for b in q.blk for a in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")]
+  assert all(sum(any(b is l.blocks.uop.buffer for b in ei.bufs) for ei in kernels) == 1 for l in layers)
+  # and no kernel writes a dequantized weight: every output is smaller than the smallest weight (k and v, 128x256)
+  assert max(ei.bufs[0].size for ei in kernels) < min(l.blocks.shape[0] * l.blocks.shape[1] * 256 for l in layers)
+
+def random_q4_k(rng:np.random.Generator, rows:int, cols:int) -> np.ndarray:
+  blocks = rng.integers(0, 256, (rows * cols // 256, 144), dtype=np.uint8)
+  blocks[:, 0:4] = (rng.uniform(0.5, 1.5, (len(blocks), 2)) * 1e-3).astype(np.float16).view(np.uint8).reshape(-1, 4)  # d, dmin
+  return blocks.reshape(rows, cols // 256, 144)
+
+@pytest.mark.parametrize("ggml_type", [Q4_K, Q6_K])
+def test_quant_linear_matches_the_dequantized_matvec(ggml_type):
+  rng = np.random.default_rng(2)
+  raw = random_q4_k(rng, 64, 512) if ggml_type == Q4_K else random_q6_k(rng, 64, 512).reshape(64, 2, 210)
+  lin = QuantLinear(512, 64, ggml_type)
+  lin.blocks = Tensor(raw)
+  x = Tensor(rng.standard_normal((1, 1, 512)).astype(np.float16))
+  w = ggml_data_to_tensor(Tensor(raw.flatten()), 64 * 512, ggml_type).reshape(64, 512).cast(dtypes.half)
+  assert GGML_BLOCKS[ggml_type][1] == raw.shape[-1]
+  np.testing.assert_allclose(lin(x).float().numpy(), (x @ w.T).float().numpy(), rtol=1e-2, atol=1e-2)

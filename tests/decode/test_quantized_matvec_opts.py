@@ -1,0 +1,39 @@
+# A matvec over quantized blocks (QuantLinear) gets the same matvec opts as an fp16 one: GROUP over the reduce, LOCAL and UPCAST over rows.
+# Kernels are scheduled on the NULL device and lowered with the sm_87 renderers: no GPU needed.
+import pytest
+from tinygrad import Tensor, dtypes
+from tinygrad.apps.llm import QuantLinear
+from tinygrad.codegen import get_program
+from tinygrad.codegen.opt import Opt, OptOps
+from tinygrad.nn.state import GGML_BLOCKS
+from tinygrad.renderer.cstyle import NVRenderer
+from tinygrad.renderer.ptx import PTXRenderer
+from tinygrad.runtime.support.compiler_cuda import NVCompiler, NVPTXCompiler
+
+RENDERERS = {"cuda_c": lambda: NVRenderer("sm_87"), "ptx": lambda: PTXRenderer("sm_87", device="NV")}
+COMPILERS = {"cuda_c": lambda: NVCompiler("sm_87"), "ptx": lambda: NVPTXCompiler("sm_87")}  # NVRTC and nvJitLink from the PyPI wheels
+# (in, out) of the LLaMA-3.2-1B projections: q and o, k and v, gate and up, down, the tied lm_head
+SHAPES = {"q,o": (2048, 2048), "k,v": (2048, 512), "gate,up": (2048, 8192), "down": (8192, 2048), "lm_head": (2048, 128256)}
+
+def is_matvec(o:tuple[Opt, ...]) -> bool: return [(x.op, x.arg) for x in o] == [(OptOps.GROUP, 8), (OptOps.LOCAL, 4), (OptOps.UPCAST, 4)] and \
+  o[1].axis == o[2].axis
+
+def matvec_kernel(in_f:int, out_f:int, ggml_type:int):
+  values, nbytes = GGML_BLOCKS[ggml_type]
+  lin = QuantLinear(in_f, out_f, ggml_type)
+  lin.blocks = Tensor.empty(out_f, in_f // values, nbytes, dtype=dtypes.uint8, device="NULL")
+  sched = lin(Tensor.empty(1, 1, in_f, dtype=dtypes.half, device="NULL")).schedule()
+  assert len(sched) == 1, "dequantize and matvec are one kernel"
+  return sched[0].ast
+
+@pytest.mark.parametrize("ren", RENDERERS.values(), ids=RENDERERS.keys())
+@pytest.mark.parametrize("ggml_type", [12, 14], ids=["q4_k", "q6_k"])
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+def test_quantized_matvec_gets_matvec_opts(shape, ggml_type, ren):
+  assert is_matvec(get_program(matvec_kernel(*shape, ggml_type), ren()).applied_opts)
+
+@pytest.mark.parametrize("backend", RENDERERS.keys())
+@pytest.mark.parametrize("ggml_type", [12, 14], ids=["q4_k", "q6_k"])
+def test_quantized_matvec_compiles_for_sm_87(ggml_type, backend):
+  # byte loads, shifts, masks and bitcasts to fp16 and int8: the CUDA C and the PTX of the fused kernel must build for the Orin
+  assert len(COMPILERS[backend]().compile(get_program(matvec_kernel(2048, 2048, ggml_type), RENDERERS[backend]()).src)) > 0
