@@ -5,7 +5,11 @@ HCQ = "tinygrad.runtime.support.hcq"
 
 def _patch(mod):
   from orin_emu.seam import emulated
-  if getattr(mod.FileIOInterface, "__module__", "") != "orin_emu.seam": mod.FileIOInterface = emulated(mod.FileIOInterface)
+  if getattr(real:=mod.FileIOInterface, "__module__", "") != "orin_emu.seam":
+    mod.FileIOInterface = emu = emulated(real)
+    # backends imported before the switch took the real class by name (from ... import FileIOInterface): rebind it there too
+    for m in list(sys.modules.values()):
+      if getattr(m, "__name__", "").startswith("tinygrad.") and getattr(m, "FileIOInterface", None) is real: m.FileIOInterface = emu
   try: from orin_emu.ptx import registry
   except ModuleNotFoundError as e:
     if e.name not in ("orin_emu.ptx", "orin_emu.ptx.registry"): raise
@@ -25,5 +29,5 @@ class _Finder(importlib.abc.MetaPathFinder):
     if spec is not None and spec.loader is not None: spec.loader = _Loader(spec.loader)
     return spec
 
-if HCQ in sys.modules: _patch(sys.modules[HCQ])   # already imported: modules that took the name before now keep the real one
+if HCQ in sys.modules: _patch(sys.modules[HCQ])   # already imported (the switch flipped inside a running process)
 elif not any(isinstance(f, _Finder) for f in sys.meta_path): sys.meta_path.insert(0, _Finder())

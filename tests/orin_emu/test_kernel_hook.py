@@ -37,3 +37,8 @@ def test_orin_emu_env_switch():
 
 def test_hook_after_tinygrad_was_imported_still_patches():
   assert run("import tinygrad.runtime.support.hcq as h, orin_emu.hook; print(h.FileIOInterface.exists('/dev/nvmap'))") == ["True"]
+
+def test_hook_after_ops_nv_was_imported_reaches_its_interface():
+  # ops_nv took FileIOInterface by name before the switch flipped: its ioctls must still reach the emulator, not fcntl (ENOTTY)
+  code = "import tinygrad.runtime.ops_nv as nv, orin_emu.hook, tinygrad.runtime.support.hcq as h; print(nv.FileIOInterface is h.FileIOInterface)"
+  assert run(code) == ["True"]
