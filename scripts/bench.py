@@ -176,7 +176,7 @@ def worker(args) -> dict:
   except Exception as e: return dict(device=dev, skipped=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'no message'} (the device did not open)"[:300], rows=[])
   import tinygrad
   sz, rows = sizes(args.full, dev), []
-  meta = dict(device=dev, tinygrad=str(pathlib.Path(tinygrad.__file__).parent), env={k:v for k,v in os.environ.items() if k.startswith(("MV", "BEAM", "JITBEAM", "HALF"))})
+  meta = dict(device=dev, tinygrad=str(pathlib.Path(tinygrad.__file__).parent), env={k:v for k,v in os.environ.items() if k.startswith(("MV", "BEAM", "JITBEAM", "HALF", "GGUF"))})
   if dev == "CUDA": meta["arch"] = Device[dev].arch
   for suite in args.only:
     try:
