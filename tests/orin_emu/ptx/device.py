@@ -48,7 +48,7 @@ class EmuDevice(Compiled):
     registry.install()
     self.mem = DictMemory()
     compilers = CompilerSet([CompilerPair(functools.partial(EmuNVRenderer, "sm_87"), functools.partial(NVCompiler, "sm_87")),
-                             CompilerPair(functools.partial(EmuPTXRenderer, "sm_87"), functools.partial(NVPTXCompiler, "sm_87"), NV_PTX)], ctrl_var=NV_PTX)
+                             CompilerPair(functools.partial(EmuPTXRenderer, "sm_87"), functools.partial(NVPTXCompiler, "sm_87"), NV_PTX)])
     super().__init__(device, EmuAllocator(self), compilers, functools.partial(EmuProgram, self))
 
 sys.modules.setdefault("tinygrad.runtime.ops_emu", sys.modules[__name__])
