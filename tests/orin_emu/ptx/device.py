@@ -32,7 +32,7 @@ class EmuAllocator(LRUAllocator['EmuDevice']):
     return buf[b.va - base:b.va - base + b.size]
   def _copyin(self, dest:EmuBuffer, src:memoryview): self._view(dest)[:] = np.frombuffer(src, np.uint8)
   def _copyout(self, dest:memoryview, src:EmuBuffer): np.frombuffer(dest, np.uint8)[:] = self._view(src)
-  def _offset(self, buf:EmuBuffer, offset:int, size:int): return EmuBuffer(buf.va + offset, size)
+  def _offset(self, buf:EmuBuffer, size:int, offset:int): return EmuBuffer(buf.va + offset, size)
 
 class EmuProgram:
   def __init__(self, dev:'EmuDevice', name:str, lib:bytes):
