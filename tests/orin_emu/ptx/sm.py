@@ -209,7 +209,11 @@ def run(st:CTABatch, cf:Compiled, base):
         pc += 1
       STATS['instructions'] += pc - pc0 + 1; STATS['thread_instructions'] += (pc - pc0 + 1) * n
       if kind == BAR: pc += 1; continue
-      if kind == CALL: st.call(f, base); pc += 1; continue
+      if kind == CALL:
+        p = None if g is None else g(st, base)
+        if p is None or p.all(): st.call(f, base)
+        elif p.any(): st.call(f, _sel(base, p))
+        pc += 1; continue
       p = None if g is None else g(st, base)
       target = f if kind == BRA else L
       if p is None or p.all():
@@ -246,7 +250,10 @@ def run(st:CTABatch, cf:Compiled, base):
       pcs[grp] = pc
       wait = grp if wait is None else wait | grp
       continue
-    if kind == CALL: st.call(f, sel); pcs[grp] = pc + 1; continue
+    if kind == CALL:
+      if g is None: st.call(f, sel)
+      elif (p:=g(st, sel)).any(): st.call(f, sel[p])
+      pcs[grp] = pc + 1; continue
     target = f if kind == BRA else L
     pcs[grp] = target if g is None else np.where(g(st, sel), target, pc + 1)
     pcs[cf.at_ret[pcs]] = L
