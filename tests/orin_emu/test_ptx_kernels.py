@@ -4,6 +4,8 @@ import numpy as np, pytest
 from tinygrad import Tensor, Device, dtypes
 from orin_emu.ptx.testing import Runner
 
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")   # edge-value inputs (inf, NaN) are cast on purpose
+
 rng = np.random.default_rng(0)
 def normal(*s): return rng.standard_normal(s).astype(np.float32)
 def positive(*s): return (np.abs(rng.standard_normal(s)) * 3 + 0.1).astype(np.float32)
@@ -114,3 +116,29 @@ def test_emu_device_runs_tinygrad_end_to_end():
   t = Tensor(x, device="EMU")
   np.testing.assert_allclose((t.exp2() @ t.T).numpy(), np.exp2(x) @ x.T, rtol=1e-6)
   np.testing.assert_array_equal(t[2:4].contiguous().numpy(), x[2:4])
+
+def _tiny_llm_tokens(device:str, ptx:int=0) -> list[int]:
+  from tinygrad import nn
+  from tinygrad.helpers import Context
+  from tinygrad.apps.llm import Transformer
+  m = Transformer(num_blocks=1, dim=64, hidden_dim=128, n_heads=4, n_kv_heads=2, norm_eps=1e-5, vocab_size=96, head_dim=16, rope_theta=10000.0,
+                  max_context=10)
+  rng = np.random.default_rng(0)
+  for v in nn.state.get_state_dict(m).values(): v.replace(Tensor((rng.standard_normal(v.shape) * 0.2).astype(np.float16), device=device))
+  with Context(NV_PTX=ptx):
+    gen = m.generate([1, 5, 9])
+    return [next(gen) for _ in range(5)]
+
+def test_fp16_llm_block_with_kv_cache_and_jit():
+  """apps.llm Transformer in fp16: prefill, then JIT decode with a symbolic start_pos over the memory planner's sub-buffers."""
+  import os, subprocess, sys, pathlib
+  here = pathlib.Path(__file__).parent
+  code = ("import sys, orin_emu.ptx.device; from tinygrad import Device; Device.DEFAULT = sys.argv[1];"
+          "from test_ptx_kernels import _tiny_llm_tokens; print(_tiny_llm_tokens(sys.argv[1]))")
+  # one process per device: apps.llm caches its rope table on the device of first use
+  def tokens(dev):
+    r = subprocess.run([sys.executable, "-c", code, dev], capture_output=True, text=True, cwd=here, env={**os.environ, "PYTHONPATH": str(here.parent)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout.strip().splitlines()[-1]
+  emu = tokens("EMU")
+  assert emu == tokens("CPU") and len(eval(emu)) == 5

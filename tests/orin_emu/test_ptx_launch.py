@@ -195,6 +195,9 @@ def test_call_uni_passes_params():
   mul.wide.u32 %o, %t, 4; add.u64 %o, %o, %a; st.global.u32 [%o], %v0;"""
   run(body, out, block=(4, 1, 1), pre=pre)
   assert list(out) == [0, 2, 4, 6]
+  guarded = body.replace("call.uni (rv), twice, (arg0);", "setp.lt.u32 %p, %t, 2; st.param.b32 [rv], 7; @%p call.uni (rv), twice, (arg0);")
+  run(guarded, out, block=(4, 1, 1), pre=pre)
+  assert list(out) == [0, 2, 7, 7]
 
 def test_special_registers_3d():
   grid, block = (3, 2, 2), (4, 2, 3)

@@ -32,7 +32,7 @@ class EmuAllocator(LRUAllocator['EmuDevice']):
     return buf[b.va - base:b.va - base + b.size]
   def _copyin(self, dest:EmuBuffer, src:memoryview): self._view(dest)[:] = np.frombuffer(src, np.uint8)
   def _copyout(self, dest:memoryview, src:EmuBuffer): np.frombuffer(dest, np.uint8)[:] = self._view(src)
-  def _offset(self, buf:EmuBuffer, offset:int, size:int): return EmuBuffer(buf.va + offset, size)
+  def _offset(self, buf:EmuBuffer, size:int, offset:int): return EmuBuffer(buf.va + offset, size)
 
 class EmuProgram:
   def __init__(self, dev:'EmuDevice', name:str, lib:bytes):
@@ -48,7 +48,7 @@ class EmuDevice(Compiled):
     registry.install()
     self.mem = DictMemory()
     compilers = CompilerSet([CompilerPair(functools.partial(EmuNVRenderer, "sm_87"), functools.partial(NVCompiler, "sm_87")),
-                             CompilerPair(functools.partial(EmuPTXRenderer, "sm_87"), functools.partial(NVPTXCompiler, "sm_87"), NV_PTX)], ctrl_var=NV_PTX)
+                             CompilerPair(functools.partial(EmuPTXRenderer, "sm_87"), functools.partial(NVPTXCompiler, "sm_87"), NV_PTX)])
     super().__init__(device, EmuAllocator(self), compilers, functools.partial(EmuProgram, self))
 
 sys.modules.setdefault("tinygrad.runtime.ops_emu", sys.modules[__name__])

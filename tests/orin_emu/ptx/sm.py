@@ -75,7 +75,7 @@ class CTABatch:
     self.shared = np.zeros(ncta * self.sh_stride, np.uint8) if self.sh_stride else None
     self.l_stride = _round(prg.local_size, 16)
     self.local = np.zeros(self.N * self.l_stride, np.uint8) if self.l_stride else None
-    self.pbuf, self.entry_params = {}, {id(v) for v in prg.mod.funcs[entry].params}
+    self.pbuf, self.entry_params, self.maps = {}, {id(v) for v in prg.mod.funcs[entry].params}, []
 
   # ---- kernel and call parameters
   def param_load(self, var, off, dt, s):
@@ -130,6 +130,11 @@ class CTABatch:
     yield m, store[:len(store)//isz*isz], (row + off.astype(np.int64)) // isz
 
   def _global(self, m, addr, isz, nbytes, ins, write):
+    lo, hi = int(addr.min()), int(addr.max()) + nbytes
+    for base, buf in self.maps:   # common case: every lane inside a mapping this launch already touched
+      if base <= lo and hi <= base + len(buf) and base % isz == 0:
+        yield m, buf[:len(buf)//isz*isz], (addr - np.uint64(base)).astype(np.int64) // isz
+        return
     todo = np.ones(len(addr), np.bool_)
     while todo.any():
       lo = int(addr[todo].min())
@@ -137,6 +142,7 @@ class CTABatch:
       except MMUFault as e:
         if write: e.access = "virt write"
         raise
+      if base % isz == 0: self.maps.append((base, buf))
       end = base + len(buf)
       inside = todo & (addr >= np.uint64(base)) & (addr + np.uint64(nbytes) <= np.uint64(end))
       if not inside[todo].any(): raise MMUFault(end, "virt write" if write else "virt read")
@@ -203,7 +209,11 @@ def run(st:CTABatch, cf:Compiled, base):
         pc += 1
       STATS['instructions'] += pc - pc0 + 1; STATS['thread_instructions'] += (pc - pc0 + 1) * n
       if kind == BAR: pc += 1; continue
-      if kind == CALL: st.call(f, base); pc += 1; continue
+      if kind == CALL:
+        p = None if g is None else g(st, base)
+        if p is None or p.all(): st.call(f, base)
+        elif p.any(): st.call(f, _sel(base, p))
+        pc += 1; continue
       p = None if g is None else g(st, base)
       target = f if kind == BRA else L
       if p is None or p.all():
@@ -240,7 +250,10 @@ def run(st:CTABatch, cf:Compiled, base):
       pcs[grp] = pc
       wait = grp if wait is None else wait | grp
       continue
-    if kind == CALL: st.call(f, sel); pcs[grp] = pc + 1; continue
+    if kind == CALL:
+      if g is None: st.call(f, sel)
+      elif (p:=g(st, sel)).any(): st.call(f, sel[p])
+      pcs[grp] = pc + 1; continue
     target = f if kind == BRA else L
     pcs[grp] = target if g is None else np.where(g(st, sel), target, pc + 1)
     pcs[cf.at_ret[pcs]] = L
