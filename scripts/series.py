@@ -133,7 +133,9 @@ def main() -> int:
   tree = (a.tree or default_tree()).resolve()
   try:
     if a.cmd == "apply": print(f"{tree}: {'applied' if apply(tree, a.patches, a.cache) else 'up to date with'} {len(read_series(a.patches))} patches")
-    else: print(f"{a.patches}: {len(read_series(a.patches))} patches; branches: {', '.join(export(tree, a.patches)) or '(none)'}")
+    else:
+      branches = export(tree, a.patches)
+      print(f"{a.patches}: {len(read_series(a.patches))} patches; branches: {', '.join(branches) or '(none)'}")
   except SeriesError as e:
     print(f"error: {e}", file=sys.stderr)
     return 1
