@@ -1,7 +1,10 @@
 # ORIN_EMU=1 (Contract D): importing this module puts the process on the emulated Orin. tinygrad is not imported here: when
 # tinygrad.runtime.support.hcq is first imported, its FileIOInterface is replaced by the seam's, before any backend takes the name.
-import importlib.abc, importlib.util, sys
+import importlib.abc, importlib.util, os, sys
 HCQ = "tinygrad.runtime.support.hcq"
+# kernels run in a PTX interpreter, orders of magnitude slower than an SM: a loop-heavy kernel can outlast HCQ's 30 s signal wait.
+# The wait stays bounded (below pytest's 300 s per-test timeout), so a real hang still ends as an error.
+os.environ.setdefault("HCQDEV_WAIT_TIMEOUT_MS", "240000")
 
 def _patch(mod):
   from orin_emu.seam import emulated

@@ -18,7 +18,7 @@ print(hex(c.arch), hex(c.impl), hex(c.compute_class), hex(c.gpfifo_class), hex(c
 GA10B = ["0x170", "0xb", "0xc7c0", "0xc76f", "0x807", "ga10b"]
 
 def run(code:str, **env) -> list[str]:
-  e = {k: v for k, v in os.environ.items() if k not in ("ORIN_EMU", "ORIN_EMU_FAULTS")}
+  e = {k: v for k, v in os.environ.items() if k not in ("ORIN_EMU", "ORIN_EMU_FAULTS", "HCQDEV_WAIT_TIMEOUT_MS")}
   e.update(PYTHONPATH=os.pathsep.join([str(TESTS), e.get("PYTHONPATH", "")]), **env)
   out = subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True, timeout=120)
   assert out.returncode == 0, out.stderr
@@ -42,3 +42,8 @@ def test_hook_after_ops_nv_was_imported_reaches_its_interface():
   # ops_nv took FileIOInterface by name before the switch flipped: its ioctls must still reach the emulator, not fcntl (ENOTTY)
   code = "import tinygrad.runtime.ops_nv as nv, orin_emu.hook, tinygrad.runtime.support.hcq as h; print(nv.FileIOInterface is h.FileIOInterface)"
   assert run(code) == ["True"]
+
+def test_switch_gives_hcq_waits_time_for_interpreted_kernels():
+  # a loop-heavy kernel in the PTX interpreter outlasted HCQ's 30 s signal wait (upstream test_simple_cummax timed out)
+  code = "import orin_emu.hook, inspect; from tinygrad.runtime.support.hcq import HCQSignal; print(inspect.signature(HCQSignal.wait).parameters['timeout'].default)"
+  assert run(code) == ["240000"]
