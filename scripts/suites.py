@@ -9,6 +9,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TREE = ROOT/"tinygrad" if (ROOT/"tinygrad"/".git").exists() else ROOT/"build"/"tinygrad"
 PY = str(ROOT/".venv"/"bin"/"python")
 WORKERS = str(min(os.cpu_count() or 1, 4))
+EMU = {"ORIN_EMU": "1", "NV": "1"}   # NV=1 on the emulated Orin: TegraIface over the emulated nvgpu/nvmap (tests/orin_emu)
 
 @dataclass
 class Suite:
@@ -19,8 +20,16 @@ class Suite:
   upstream: bool = False   # a suite from the pinned base, filtered by known_failures.txt
 
 SUITES = [
-  Suite("ours", ["tests", "-n", WORKERS]),
+  Suite("ours", ["tests", "--ignore=tests/tegra", "--ignore=tests/tegra_conformance", "-n", WORKERS]),
+  # the Tegra suites run unchanged on a Jetson; here the switch is on from interpreter start, as a user would run them, and in
+  # processes of their own: an Orin that appears mid-process becomes tinygrad's default device (NV=1 set for children)
+  Suite("tegra (NV, emulated Orin)", ["tests/tegra", "tests/tegra_conformance", "-n", WORKERS], env=EMU),
   Suite("upstream test_ops (CPU)", ["test/test_ops.py", "-n", WORKERS], cwd=TREE, env={"CPU": "1"}, upstream=True),
+  Suite("upstream test_ops (NV, emulated Orin)", ["test/test_ops.py", "-n", WORKERS], cwd=TREE, env=EMU, upstream=True),
+  Suite("upstream test_ops (NV_PTX, emulated Orin)", ["test/test_ops.py", "-n", WORKERS], cwd=TREE, env={**EMU, "NV_PTX": "1"}, upstream=True),
+  # whole, in one process: the seed's kernargs exhaustion only showed after ~27 tests in one process
+  Suite("upstream test_jit (NV, emulated Orin)", ["test/test_jit.py"], cwd=TREE, env=EMU, upstream=True),
+  Suite("upstream test_hcq (NV, emulated Orin)", ["test/device/test_hcq.py"], cwd=TREE, env=EMU, upstream=True),
 ]
 
 def known_failures(suite:str) -> list[tuple[str, str]]:
@@ -45,15 +54,19 @@ def run(s:Suite, xml:Path) -> tuple[int, int, int, int]:
   return tests-failed-skipped, failed, skipped, (0 if rc == 5 else rc)  # rc 5: a suite without tests is not a failure by itself
 
 def main() -> int:
+  sys.path.insert(0, str(ROOT/"tests"/"upstream"))
+  import harness
+  if written:=harness.prepare(TREE, ROOT/"build"/"dl"): print(f"upstream test scaffolding written into {TREE}: {', '.join(written)}")
   totals, bad = [0, 0, 0], []
+  run_suites = [s for s in SUITES if not sys.argv[1:] or any(a in s.name for a in sys.argv[1:])]   # e.g. scripts/test ours "test_jit"
   xml_dir = ROOT/"build"/"test-reports"
   xml_dir.mkdir(parents=True, exist_ok=True)
-  for i, s in enumerate(SUITES):
+  for i, s in enumerate(run_suites):
     (xml:=xml_dir/f"{i}.xml").unlink(missing_ok=True)
     p, f, sk, rc = run(s, xml)
     totals = [totals[0]+p, totals[1]+f, totals[2]+sk]
     if rc or f: bad.append(s.name)
-  listed = [(s.name, tid, why) for s in SUITES if s.upstream for tid, why in known_failures(s.name)]
+  listed = [(s.name, tid, why) for s in run_suites if s.upstream for tid, why in known_failures(s.name)]
   if listed:
     print("\nNot run: upstream tests that fail on the unpatched v0.12.0 base on this machine as well (tests/upstream/known_failures.txt):")
     for name, tid, why in listed: print(f"  [{name}] {tid}: {why}")
