@@ -18,6 +18,7 @@ class Suite:
   cwd: Path = ROOT
   env: dict[str, str] = field(default_factory=dict)
   upstream: bool = False   # a suite from the pinned base, filtered by known_failures.txt
+  ci: bool = True          # False: run only when named (scripts/test NAME); see the comment at the suite
 
 SUITES = [
   # suites that put the process on the emulated Orin run apart: an Orin that appears mid-process becomes tinygrad's default
@@ -29,11 +30,14 @@ SUITES = [
   Suite("tegra (NV, emulated Orin)", ["tests/tegra", "-n", WORKERS], env=EMU),
   Suite("upstream test_ops (CPU)", ["test/test_ops.py", "-n", WORKERS], cwd=TREE, env={"CPU": "1"}, upstream=True),
   Suite("upstream test_ops (NV, emulated Orin)", ["test/test_ops.py", "-n", WORKERS], cwd=TREE, env=EMU, upstream=True),
-  Suite("upstream test_ops (NV_PTX, emulated Orin)", ["test/test_ops.py", "-n", WORKERS], cwd=TREE, env={**EMU, "NV_PTX": "1"}, upstream=True),
+  # not in CI yet: each passed run by hand (NV_PTX 398 passed before patch 0022 fixed its 3 NaN failures; test_jit 43 passed whole in
+  # one process; test_hcq 19 passed), but in a full fresh-clone run NV_PTX test_ops hung in a matmul that passes alone (open, issue #7)
+  Suite("upstream test_ops (NV_PTX, emulated Orin)", ["test/test_ops.py", "-n", WORKERS], cwd=TREE, env={**EMU, "NV_PTX": "1"}, upstream=True,
+        ci=False),
   # whole, in one process: the seed's kernargs exhaustion only showed after ~27 tests in one process
-  Suite("upstream test_jit (NV, emulated Orin)", ["test/test_jit.py", "-p", "no:xdist"], cwd=TREE, env=EMU, upstream=True),
+  Suite("upstream test_jit (NV, emulated Orin)", ["test/test_jit.py", "-p", "no:xdist"], cwd=TREE, env=EMU, upstream=True, ci=False),
   # CI=1 is upstream's own switch for test_hcq: it skips the 4-6 GiB copies, minutes of work for the emulated copy engine
-  Suite("upstream test_hcq (NV, emulated Orin)", ["test/device/test_hcq.py"], cwd=TREE, env={**EMU, "CI": "1"}, upstream=True),
+  Suite("upstream test_hcq (NV, emulated Orin)", ["test/device/test_hcq.py"], cwd=TREE, env={**EMU, "CI": "1"}, upstream=True, ci=False),
 ]
 
 def known_failures(suite:str) -> list[tuple[str, str]]:
@@ -62,7 +66,7 @@ def main() -> int:
   import harness
   if written:=harness.prepare(TREE, ROOT/"build"/"dl"): print(f"upstream test scaffolding written into {TREE}: {', '.join(written)}")
   totals, bad = [0, 0, 0], []
-  run_suites = [s for s in SUITES if not sys.argv[1:] or any(a in s.name for a in sys.argv[1:])]   # e.g. scripts/test ours "test_jit"
+  run_suites = [s for s in SUITES if any(a in s.name for a in sys.argv[1:])] if sys.argv[1:] else [s for s in SUITES if s.ci]
   xml_dir = ROOT/"build"/"test-reports"
   xml_dir.mkdir(parents=True, exist_ok=True)
   for i, s in enumerate(run_suites):
