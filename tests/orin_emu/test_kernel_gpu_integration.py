@@ -54,3 +54,20 @@ def test_gpu_fault_reaches_notifier_and_log(k, orin):
   assert n.info32 == C.NVGPU_CHANNEL_FIFO_ERROR_MMU_ERR_FLT and n.status == 0xFFFF
   assert ch.ioctl(I.NVGPU_IOCTL_CHANNEL_GET_TIMEDOUT, g:=S.nvgpu_get_param_args()) == 0 and g.value == 1
   assert any("[MMU FAULT]" in t and "0x10000000" in t for _, t in new())
+
+def test_semaphore_release_into_process_memory_through_from_va(k, orin):
+  import mmap
+  host = mmap.mmap(-1, PAGE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+  hp = ctypes.addressof(ctypes.c_char.from_buffer(host))
+  as_ = orin.alloc_as(end=1 << 48, windows=True)
+  orin.alloc_space(as_, (1 << 48) - (1 << 40), 1 << 40)
+  tsg = orin.open_tsg()
+  ch, sb, ring, userd = orin.channel(as_, tsg, orin.subcontext(tsg, as_))
+  _, pb = orin.buffer(PAGE)
+  h = orin.from_va(hp, PAGE)
+  assert orin.map(as_, orin.get_fd(h), C.NVGPU_AS_MAP_BUFFER_FLAGS_FIXED_OFFSET, hp) == hp
+  pb_va, words = orin.map(as_, pb), sem_release(hp + 64, 0x0123456789ABCDEF)
+  p = orin.cpu_map(pb, PAGE)
+  ctypes.memmove(p, np.array(words, np.uint32).tobytes(), 4 * len(words))
+  assert submit(k, orin, ring, userd, sb.work_submit_token, 0, pb_va, len(words)) == 1
+  assert int.from_bytes(host[64:72], "little") == 0x0123456789ABCDEF   # the GPU wrote the process's own page at its own address

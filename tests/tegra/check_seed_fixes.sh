@@ -21,4 +21,6 @@ check "tag nvmap allocations" tests/tegra/test_alloc.py -k tagged
 check "report Tegra GPU faults" tests/tegra/test_faults.py -k "mmu_fault or permission"
 check "reserve the PCI VA range" tests/tegra/test_iface.py -k probing
 check "wait for queued kernels before the kernargs" tests/tegra/test_kernargs.py
-check "keep CPU copies out of HCQ graphs" tests/tegra/test_jit_cpu_copy.py
+check "map CPU buffers for the GPU" tests/tegra/test_map.py tests/tegra/test_jit_cpu_copy.py
+check "no RM error notifiers on Tegra" tests/tegra/test_teardown.py -k notifiers
+check "free Tegra channel rings" tests/tegra/test_teardown.py -k "hold_no or finalize"

@@ -1,5 +1,5 @@
-# A JIT that copies CPU tensors to the GPU: CPU memory cannot be mapped into the 40-bit GPU VA space at its own address, so the
-# copy must stay outside the HCQ graph (upstream test_jit's test_copy_inside_jit).
+# A JIT that copies CPU tensors to the GPU: upstream's HCQ graph takes the copy in and has the copy engine read the CPU buffer at
+# its own address, which TegraIface.map() makes valid on the GPU (upstream test_jit's test_copy_inside_jit).
 import numpy as np
 from tinygrad import Tensor, TinyJit
 

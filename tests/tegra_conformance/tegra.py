@@ -60,6 +60,11 @@ class Orin:
     self.nvmap.ioctl(I.NVMAP_IOC_GET_FD, g:=S.nvmap_create_handle(handle=h))
     return F(fd=g.fd)
   def free(self, h:int): self.nvmap.ioctl(I.NVMAP_IOC_FREE, ctypes.c_int32(h).value)   # the handle has bit 31 set: pass it signed
+  def from_va(self, va:int, size:int, cache=INNER_CACHEABLE, tag=TAG, size64=0, ro=False) -> int:
+    a = S.nvmap_create_handle_from_va(va=va, size=size, flags=tag << 16 | cache | (C.NVMAP_HANDLE_RO if ro else 0))
+    a.size64 = size64
+    self.nvmap.ioctl(I.NVMAP_IOC_FROM_VA, a)
+    return a.handle
   def buffer(self, size:int, cache=INNER_CACHEABLE):
     h = self.create(size); self.alloc(h, cache); return h, self.get_fd(h)
 

@@ -152,3 +152,12 @@ def test_freeing_everything_restores_the_fresh_placement(orin):
   for va in vas[1::2]: orin.unmap(as_, va)
   assert orin.map(as_, orin.buffer(4 * MiB)[1]) == 0xFFFFA00000   # the split 4 MiB block at the top merged back whole
   assert orin.map(as_, bufs[4]) == 0xFFFE200000
+
+def test_placement_with_reserved_areas(orin):
+  # Derived from nvgpu's buddy allocator (not observed on an Orin: the observed VAs above had no ALLOC_SPACE). The AS starts at 2 MiB,
+  # so a fixed area's edges split blocks down to 2 MiB, and the smallest free blocks, where small buffers go first, sit at those edges.
+  as_ = orin.alloc_as(windows=True)   # the fork's layout after its window fix: first buffers just above the shared window, not 0xFFFFA00000
+  assert [orin.map(as_, orin.buffer(size)[1]) for size in (PAGE, PAGE, 64 << 10)] == [0xFE40000000, 0xFE40001000, 0xFE40010000]
+  as_ = orin.alloc_as(end=1 << 48, windows=True)   # TegraIface's: everything above 1 TiB reserved for CPU buffers at their own address
+  orin.alloc_space(as_, (1 << 48) - (1 << 40), 1 << 40)
+  assert [orin.map(as_, orin.buffer(size)[1]) for size in (PAGE, PAGE, 64 << 10, MiB)] == [0xFFFFE00000, 0xFFFFE01000, 0xFFFFE10000, 0xFFFFF00000]

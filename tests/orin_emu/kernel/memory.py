@@ -81,3 +81,8 @@ def file_mappings(ino:int) -> list[tuple[int,int,int]]:
         s, e = p[0].split("-")
         out.append((int(s, 16), int(e, 16), int(p[2], 16)))
   return out
+
+def user_vmas() -> list[tuple[int,int,str]]:
+  """(start, end, permissions) of this process's VMAs in address order, from /proc/self/maps; x86's [vsyscall] is a gate page, not a VMA."""
+  with open("/proc/self/maps") as f: rows = [line.split(maxsplit=5) for line in f]
+  return [(int((r:=p[0].split("-"))[0], 16), int(r[1], 16), p[1]) for p in rows if not (len(p) == 6 and p[5].strip() == "[vsyscall]")]

@@ -189,7 +189,7 @@ class ChannelFile(IoctlFile):
     try:
       if a.userd_dmabuf_fd == 0 or a.gpfifo_dmabuf_fd == 0 or a.userd_dmabuf_offset or a.gpfifo_dmabuf_offset: raise KernelError(errno.EINVAL)
       userd, gpfifo = self.k.dmabuf(a.userd_dmabuf_fd).buf, self.k.dmabuf(a.gpfifo_dmabuf_fd).buf
-      if gpfifo.size < max(PAGE, n * 8) or userd.phys is None or gpfifo.phys is None: raise KernelError(errno.EINVAL)
+      if gpfifo.size < max(PAGE, n * 8) or not userd.allocated or not gpfifo.allocated: raise KernelError(errno.EINVAL)
     except KernelError:
       self.k.klog.nvgpu("nvgpu_channel_setup_usermode", 0, "ERR", "Usermode buffer alloc failed")
       self.k.klog.nvgpu("nvgpu_channel_setup_bind", 0, "ERR", "fail"); raise
@@ -226,7 +226,7 @@ class ChannelFile(IoctlFile):
     if a.mem == 0: raise self.k.fail("gk20a_init_error_notifier", "invalid memory handle")
     try: buf = self.k.dmabuf(a.mem).buf
     except KernelError: raise KernelError(errno.EINVAL) from None
-    if a.offset + 16 > buf.size or buf.phys is None: raise KernelError(errno.EINVAL)
+    if a.offset + 16 > buf.size or not buf.allocated: raise KernelError(errno.EINVAL)
     if self.ch.notifier is not None: self.ch.notifier[0].put()
     self.ch.notifier = (buf.get(), a.offset)
     buf.view(a.offset, 16)[:] = 0

@@ -158,7 +158,7 @@ class AsFile(IoctlFile):
     if (a.flags >> 10) & 3 == 3 or a.flags & consts.NVGPU_AS_MAP_BUFFER_FLAGS_TEGRA_RAW: raise KernelError(errno.EINVAL)
     if a.flags & consts.NVGPU_AS_MAP_BUFFER_FLAGS_MAPPABLE_COMPBITS:
       self.k.klog.nvgpu("nvgpu_vm_translate_linux_flags", 0, "WRN", "Ignoring deprecated flag: NVGPU_AS_MAP_BUFFER_FLAGS_MAPPABLE_COMPBITS")
-    if buf.phys is None: raise KernelError(errno.EINVAL)   # nothing to map behind an unallocated handle (unconfirmed errno)
+    if not buf.allocated: raise KernelError(errno.EINVAL)   # nothing to map behind an unallocated handle (unconfirmed errno)
     if a.compr_kind == consts.NV_KIND_INVALID and a.incompr_kind < 0:
       raise self.k.fail("nvgpu_vm_map", "No comptags and no incompressible fallback kind", errno.ENOMEM)
     # compressible kinds fall back to the incompressible kind: comptags are not emulated
