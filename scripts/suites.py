@@ -10,6 +10,7 @@ TREE = ROOT/"tinygrad" if (ROOT/"tinygrad"/".git").exists() else ROOT/"build"/"t
 PY = str(ROOT/".venv"/"bin"/"python")
 WORKERS = str(min(os.cpu_count() or 1, 4))
 EMU = {"ORIN_EMU": "1", "NV": "1"}   # NV=1 on the emulated Orin: TegraIface over the emulated nvgpu/nvmap (tests/orin_emu)
+HANG = ["-p", "orin_emu.hang_report"]   # a test whose HCQ wait times out also shows where the emulated GPU was
 
 @dataclass
 class Suite:
@@ -27,17 +28,15 @@ SUITES = [
   Suite("emulated Orin rooms", ["tests/orin_emu", "-n", WORKERS]),
   # the Tegra suites run unchanged on a Jetson; here with the switch on from interpreter start, as a user would run them
   Suite("tegra conformance (emulated Orin)", ["tests/tegra_conformance", "-n", WORKERS], env={"ORIN_EMU": "1"}),
-  Suite("tegra (NV, emulated Orin)", ["tests/tegra", "-n", WORKERS], env=EMU),
+  Suite("tegra (NV, emulated Orin)", ["tests/tegra", "-n", WORKERS, *HANG], env=EMU),
   Suite("upstream test_ops (CPU)", ["test/test_ops.py", "-n", WORKERS], cwd=TREE, env={"CPU": "1"}, upstream=True),
-  Suite("upstream test_ops (NV, emulated Orin)", ["test/test_ops.py", "-n", WORKERS], cwd=TREE, env=EMU, upstream=True),
-  # not in CI yet: each passed run by hand (NV_PTX 398 passed before patch 0022 fixed its 3 NaN failures; test_jit 43 passed whole in
-  # one process; test_hcq 19 passed), but in a full fresh-clone run NV_PTX test_ops hung in a matmul that passes alone (open, issue #7)
-  Suite("upstream test_ops (NV_PTX, emulated Orin)", ["test/test_ops.py", "-n", WORKERS], cwd=TREE, env={**EMU, "NV_PTX": "1"}, upstream=True,
-        ci=False),
-  # whole, in one process: the seed's kernargs exhaustion only showed after ~27 tests in one process
-  Suite("upstream test_jit (NV, emulated Orin)", ["test/test_jit.py", "-p", "no:xdist"], cwd=TREE, env=EMU, upstream=True, ci=False),
-  # CI=1 is upstream's own switch for test_hcq: it skips the 4-6 GiB copies, minutes of work for the emulated copy engine
-  Suite("upstream test_hcq (NV, emulated Orin)", ["test/device/test_hcq.py"], cwd=TREE, env={**EMU, "CI": "1"}, upstream=True, ci=False),
+  Suite("upstream test_ops (NV, emulated Orin)", ["test/test_ops.py", "-n", WORKERS, *HANG], cwd=TREE, env=EMU, upstream=True),
+  # the PTX renderer (NV_PTX=1) through the same TegraIface: ~400 tests in 3-4 min on 2 workers here, like the NVRTC run
+  Suite("upstream test_ops (NV_PTX, emulated Orin)", ["test/test_ops.py", "-n", WORKERS, *HANG], cwd=TREE, env={**EMU, "NV_PTX": "1"}, upstream=True),
+  # whole, in one process: the seed's kernargs exhaustion only showed after ~27 tests in one process (~20 s)
+  Suite("upstream test_jit (NV, emulated Orin)", ["test/test_jit.py", "-p", "no:xdist", *HANG], cwd=TREE, env=EMU, upstream=True),
+  # CI=1 is upstream's own switch for test_hcq: it skips the 4-6 GiB copies, minutes of work for the emulated copy engine (~15 s)
+  Suite("upstream test_hcq (NV, emulated Orin)", ["test/device/test_hcq.py", *HANG], cwd=TREE, env={**EMU, "CI": "1"}, upstream=True),
 ]
 
 def known_failures(suite:str) -> list[tuple[str, str]]:

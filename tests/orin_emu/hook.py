@@ -5,6 +5,9 @@ HCQ = "tinygrad.runtime.support.hcq"
 # kernels run in a PTX interpreter, orders of magnitude slower than an SM: a loop-heavy kernel can outlast HCQ's 30 s signal wait.
 # The wait stays bounded (below pytest's 300 s per-test timeout), so a real hang still ends as an error.
 os.environ.setdefault("HCQDEV_WAIT_TIMEOUT_MS", "240000")
+# The emulated GPU is a thread that shares the GIL with a host spinning in HCQSignal.wait: each numpy op of the interpreter that drops
+# the GIL then waits out a whole switch interval to get it back, which halved the speed of the upstream suites at the default 5 ms.
+sys.setswitchinterval(min(sys.getswitchinterval(), 0.0005))
 
 def _patch(mod):
   from orin_emu.seam import emulated

@@ -219,3 +219,12 @@ def test_lapping_while_a_kernel_runs_is_flagged():
   assert rig.gpu.sync(10)
   assert "lapped: 16 entries outstanding in a ring of 16" in str(rig.s.ch.error) and int(rig.u(SEM + 0x100)[0]) == 0
   rig.gpu.close()
+
+def test_describe_names_the_launch_being_executed(rig):
+  """a host wait that times out is told which launch the SM room was still executing (slow interpreter, not a hang)"""
+  seen = []
+  rig.k.fns[b"fill\0\0\0\0"] = lambda k: (seen.append(rig.gpu.describe()), fill(k))
+  rig.mem.map(BUF, 0x1000)
+  rig.launch(q:=rig.qmd(0, 0, [BUF, 100], grid=(2, 1, 1), block=(8, 1, 1)))
+  assert f"executing the QMD at 0x{q:x} (program 0x{PROG:x}, grid (2, 1, 1), block (8, 1, 1))" in seen[0], seen[0]
+  assert "executing" not in rig.gpu.describe()

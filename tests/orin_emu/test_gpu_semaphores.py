@@ -82,3 +82,15 @@ def test_cache_maintenance_is_accounted(rig):
   assert {k: gpu.counters[k] for k in ["invalidate_shader_caches_no_wfi", "mem_op_l2_flush_dirty", "wfi", "non_stall_interrupt", "l2_flush",
     "l2_invalidate", "fb_flush"]} == dict.fromkeys(["invalidate_shader_caches_no_wfi", "mem_op_l2_flush_dirty", "wfi", "non_stall_interrupt",
     "l2_flush", "l2_invalidate", "fb_flush"], 1)
+
+def test_describe_names_a_parked_acquire(rig):
+  """a host wait that times out is told where each channel is: here parked on an acquire that nothing releases"""
+  gpu, mem = rig
+  s = Submitter(gpu, mem, 511)
+  put64(mem, SEM, 4)
+  s.submit(PB().acquire(SEM, 5).release(SEM + 16, 1))
+  assert f"channel 511: GP_GET 1, GP_PUT 1 (seen 1), at method 4 of 10" in (d:=gpu.describe()), d
+  assert f"semaphore acquire at 0x{SEM:x}: waits for circ_geq 5, holds 4" in d, d
+  put64(mem, SEM, 5)
+  gpu.sync()
+  assert "channel 511: GP_GET 1, GP_PUT 1 (seen 1), idle" in gpu.describe()

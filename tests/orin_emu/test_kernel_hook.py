@@ -47,3 +47,7 @@ def test_switch_gives_hcq_waits_time_for_interpreted_kernels():
   # a loop-heavy kernel in the PTX interpreter outlasted HCQ's 30 s signal wait (upstream test_simple_cummax timed out)
   code = "import orin_emu.hook, inspect; from tinygrad.runtime.support.hcq import HCQSignal; print(inspect.signature(HCQSignal.wait).parameters['timeout'].default)"
   assert run(code) == ["240000"]
+
+def test_hook_shortens_the_gil_switch_interval():
+  # the GPU thread gets the GIL back from a host spinning on a signal within 0.5 ms, not the default 5 ms
+  assert float(run("import sys, orin_emu.hook; print(sys.getswitchinterval())")[0]) <= 0.0005

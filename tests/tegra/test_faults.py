@@ -4,8 +4,9 @@ import errno, gc, os, subprocess, sys, textwrap, pytest
 from tinygrad.device import BufferSpec
 from conftest import emu_kernel
 
-def run_child(src:str) -> subprocess.CompletedProcess:
-  return subprocess.run([sys.executable, "-c", textwrap.dedent(src)], capture_output=True, text=True, timeout=300, env={**os.environ, "NV": "1"})
+def run_child(src:str, **env:str) -> subprocess.CompletedProcess:
+  return subprocess.run([sys.executable, "-c", textwrap.dedent(src)], capture_output=True, text=True, timeout=300,
+                        env={**os.environ, "NV": "1", **env})
 
 @pytest.mark.kernel_errors_expected
 def test_mmu_fault_names_fault_and_va(dev):
@@ -26,6 +27,19 @@ def test_mmu_fault_names_fault_and_va(dev):
   report = r.stdout.split("RAISED:", 1)[1]
   if "may not read" in report: pytest.skip("the fault VA is only in the kernel log, which this user may not read")
   assert "MMU fault" in report and "0x10000000" in report, report
+
+def test_wait_timeout_without_fault_says_so(dev):
+  # the GPU waits on a signal nobody sets: no fault, only the host's wait runs out (HCQDEV_WAIT_TIMEOUT_MS, 30 s by default)
+  r = run_child("""
+    from tinygrad import Device
+    dev = Device["NV"]
+    dev.hw_compute_queue_t().wait(dev.new_signal(value=0), 1).signal(dev.timeline_signal, dev.next_timeline()).submit(dev)
+    try: dev.synchronize()
+    except RuntimeError as e: print("RAISED:", e)
+  """, HCQDEV_WAIT_TIMEOUT_MS="300")
+  assert "RAISED:" in r.stdout, r.stdout + r.stderr
+  report = r.stdout.split("RAISED:", 1)[1].splitlines()[0]   # the exception's own line, not what exit-time finalizing prints
+  assert "Wait timeout: 300 ms" in report and "timeline signal at 0x" in report and "no fault" in report, report
 
 @pytest.mark.kernel_errors_expected
 def test_ioctl_error_names_ioctl_and_errno(dev):

@@ -126,6 +126,15 @@ class Channel:
     elif (obj:=self.subch.get(subc)) is None: raise ChannelError(f"method 0x{addr:04x} on subchannel {subc} without SET_OBJECT")
     else: obj.method(addr, data)
 
+  def describe(self) -> str:
+    state = f"error: {self.error}" if self.error is not None else "removed" if self.removed else \
+            f"at method {self.pos} of {len(self.methods)} of the last fetched entry" if self.pos < len(self.methods) else "idle"
+    line = f"channel {self.chid}: GP_GET {self.gp_get}, GP_PUT {int(self.userd32[GP_PUT // 4])} (seen {self.put_seen}), {state}"
+    if self.error is None and self.pos < len(self.methods):
+      subc, addr, data = self.methods[self.pos]
+      line += f"; next: subchannel {subc} method 0x{addr:x} data 0x{data:x}" + (self.host.describe(addr, data) if addr < 0x100 else "")
+    return line
+
   @property
   def engine(self) -> str:
     """which unit the current method belongs to: faults are attributed to it"""

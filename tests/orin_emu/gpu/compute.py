@@ -91,8 +91,11 @@ class Compute:
       cb0 = q.cbuf(0)
       cbuf0 = b"" if cb0 is None else self.ch.read(cb0[0], min(cb0[1], self.ch.span(cb0[0])), "gpc").tobytes()
       gpu.count("qmd_launch")
-      if all(q.grid): gpu.executor(bytes(buf[q.program_va - base:]), grid=q.grid, block=q.block, cbuf0=cbuf0, shared_bytes=q.shared_memory_size,
-                                   mem=self.ch.mem, shared_window=self.shared_window, local_window=self.local_window, program_va=q.program_va)
+      gpu.running = (qmd_va, q.program_va, q.grid, q.block, time.monotonic())
+      try:
+        if all(q.grid): gpu.executor(bytes(buf[q.program_va - base:]), grid=q.grid, block=q.block, cbuf0=cbuf0, shared_bytes=q.shared_memory_size,
+                                     mem=self.ch.mem, shared_window=self.shared_window, local_window=self.local_window, program_va=q.program_va)
+      finally: gpu.running = None
       if gpu.qmd_race_s: time.sleep(gpu.qmd_race_s)
       q = self.read_qmd(qmd_va)
       for i in range(3):

@@ -33,6 +33,7 @@ class Ga10bGPU:
     self._sync_req = self._idle_seen = 0
     self._threads: list[threading.Thread] = []
     self._stop = False
+    self.running: tuple|None = None   # (qmd va, program va, grid, block, monotonic start) of the launch an engine is executing
 
   @property
   def executor(self):
@@ -81,6 +82,13 @@ class Ga10bGPU:
     self._stop = True
     self._wake.set()
     for t in self._threads: t.join()
+
+  def describe(self) -> str:
+    """what the GPU is doing right now, for a host wait that timed out: its threads, the launch it executes, where each channel is"""
+    out = [f"{t.name}: {'running' if t.is_alive() else 'DEAD'}" for t in self._threads]
+    if (r:=self.running) is not None:
+      out.append(f"executing the QMD at 0x{r[0]:x} (program 0x{r[1]:x}, grid {r[2]}, block {r[3]}) for {time.monotonic() - r[4]:.1f} s")
+    return "\n".join(out + [ch.describe() for ch in list(self.channels.values())])
 
   # services for the engines
   def count(self, name:str, n:int=1): self.counters[name] += n

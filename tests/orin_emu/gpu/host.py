@@ -24,9 +24,7 @@ class Host:
     if addr in STORED: r[addr] = data
     elif addr == nv.NVC56F_NOP: pass
     elif addr == nv.NVC56F_SEM_EXECUTE:
-      va = (r.get(nv.NVC56F_SEM_ADDR_HI, 0) & 0x1ffffff) << 32 | (r.get(nv.NVC56F_SEM_ADDR_LO, 0) & ~3 & 0xffffffff)
-      size = 8 if bits(data, 24, 24) else 4
-      payload = (r.get(nv.NVC56F_SEM_PAYLOAD_HI, 0) << 32 if size == 8 else 0) | r.get(nv.NVC56F_SEM_PAYLOAD_LO, 0)
+      va, size, payload = self.sem_operands(data)
       self.semaphore(va, bits(data, 2, 0), SEM_ACQ, nv.NVC56F_SEM_EXECUTE_OPERATION_RELEASE, nv.NVC56F_SEM_EXECUTE_OPERATION_REDUCTION,
                      payload, size, timestamp=bits(data, 25, 25), wfi=bits(data, 20, 20), red=bits(data, 30, 27), signed=not bits(data, 31, 31))
     elif addr == nv.NVC56F_SEMAPHORED:
@@ -41,6 +39,18 @@ class Host:
       if (op:=MEM_OPS.get(bits(data, 31, 27))) is None: raise ChannelError(f"MEM_OP_D unknown operation 0x{bits(data, 31, 27):x}")
       gpu.count(f"mem_op_{op}")
     else: raise ChannelError(f"illegal host method 0x{addr:03x} data 0x{data:08x}")
+
+  def sem_operands(self, data:int) -> tuple[int, int, int]:
+    """SEM_EXECUTE's address, payload size and payload from the SEM_ADDR/SEM_PAYLOAD registers"""
+    r, size = self.r, 8 if bits(data, 24, 24) else 4
+    va = (r.get(nv.NVC56F_SEM_ADDR_HI, 0) & 0x1ffffff) << 32 | (r.get(nv.NVC56F_SEM_ADDR_LO, 0) & ~3 & 0xffffffff)
+    return va, size, (r.get(nv.NVC56F_SEM_PAYLOAD_HI, 0) << 32 if size == 8 else 0) | r.get(nv.NVC56F_SEM_PAYLOAD_LO, 0)
+
+  def describe(self, addr:int, data:int) -> str:
+    """a parked acquire: what it waits for and what the semaphore holds"""
+    if addr != nv.NVC56F_SEM_EXECUTE or (op:=SEM_ACQ.get(bits(data, 2, 0))) is None: return ""
+    va, size, payload = self.sem_operands(data)
+    return f" (semaphore acquire at 0x{va:x}: waits for {op} {payload}, holds {int.from_bytes(self.ch.read(va, size, 'hub').tobytes(), 'little')})"
 
   def semaphore(self, va, op, acq, rel, red_op, payload, size, timestamp, wfi, red, signed):
     gpu = self.ch.gpu
