@@ -2,7 +2,7 @@
 # Kernels are scheduled on the NULL device and lowered with the sm_87 renderers: no GPU needed.
 import collections
 import pytest
-from tinygrad import Tensor, Device, dtypes, nn
+from tinygrad import Tensor, Device, dtypes, nn, getenv
 from tinygrad.apps.llm import Transformer, precompute_freqs_cis
 from tinygrad.codegen import get_program
 from tinygrad.codegen.opt import Opt, OptOps
@@ -97,3 +97,29 @@ def test_llama_block_census(llama_1b_block, ren):
   census = {name:[get_program(a, ren).applied_opts for a in asts] for name,asts in by_weight.items()}
   assert {name:[is_matvec(o) for o in ol] for name,ol in census.items()} == {name:[True] for name in by_weight}, census
   assert collections.Counter(get_program(a, ren).applied_opts for a in others) == OTHER_KERNEL_OPTS
+
+@pytest.fixture
+def mv_env(monkeypatch):
+  """set MV_* for one test: the heuristic reads them through the cached getenv"""
+  def setenv(**kv):
+    for k, v in kv.items(): monkeypatch.setenv(k, str(v))
+    getenv.cache_clear()
+  yield setenv
+  monkeypatch.undo()
+  getenv.cache_clear()
+
+# a weight that unpacks several values from each byte (Q6_K) sums one product per unpacked value into one reduce
+X2, W2 = empty(1, 2048), empty(512, 2048)
+@pytest.mark.parametrize("ren", RENDERERS.values(), ids=RENDERERS.keys())
+def test_sum_of_matvec_products_gets_matvec_opts(ren):
+  assert is_matvec(kernel_opts((X * W + X2 * W2).sum(axis=-1, dtype=dtypes.float), ren())[-1])
+  assert is_matvec(kernel_opts((X * W + X2 * W2).sum(axis=-1), ren())[-1])
+
+# a reduce axis shorter than a row's threads (the 32 byte lanes of a quantized block) is spread over threads whole
+@pytest.mark.parametrize("ren", RENDERERS.values(), ids=RENDERERS.keys())
+def test_reduce_axis_shorter_than_the_threads_of_a_row(ren, mv_env):
+  mv_env(MV_THREADS_PER_ROW=64, MV_ROWS_PER_THREAD=1)
+  assert [(o.op, o.arg) for o in kernel_opts(empty(1, 32) @ empty(512, 32).T, ren())[-1]] == [(OptOps.GROUP, 32), (OptOps.LOCAL, 4)]
+  assert [(o.op, o.arg) for o in kernel_opts(X @ W.T, ren())[-1]] == [(OptOps.GROUP, 64), (OptOps.LOCAL, 4)]
+  # 48 lanes do not divide 64 threads: no matvec opts
+  assert OptOps.GROUP not in [o.op for o in kernel_opts(empty(1, 48) @ empty(512, 48).T, ren())[-1]]
