@@ -58,11 +58,13 @@ def mv_env(monkeypatch):
   monkeypatch.undo()
   getenv.cache_clear()
 
-# Q6_K: a warp spreads over the 32 byte lanes of a block, so it reads 32 consecutive ql and qh bytes and each scale once, whatever the row length
+# a warp spreads over the 32 byte lanes of a block, so it reads 32 consecutive quant bytes (Q4_K qs, Q6_K ql and qh) and each scale once,
+# whatever the row length
 @pytest.mark.parametrize("threads", [32, 64])
+@pytest.mark.parametrize("ggml_type", [12, 14], ids=["q4_k", "q6_k"])
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
-def test_q6_k_matvec_spreads_block_lanes_over_threads(shape, threads, mv_env):
+def test_quantized_matvec_spreads_block_lanes_over_threads(shape, ggml_type, threads, mv_env):
   mv_env(MV_BLOCKSIZE=4, MV_THREADS_PER_ROW=threads, MV_ROWS_PER_THREAD=1)
-  p = get_program(matvec_kernel(*shape, 14), RENDERERS["cuda_c"]())
+  p = get_program(matvec_kernel(*shape, ggml_type), RENDERERS["cuda_c"]())
   assert [(o.op, o.arg) for o in p.applied_opts] == [(OptOps.GROUP, 32), (OptOps.LOCAL, 4)]
-  assert sorted(set(thread_strides(p))) == [0, 1], "ql/qh bytes of neighbouring threads are neighbours, scales and d shared"
+  assert sorted(set(thread_strides(p))) == [0, 1], "quant bytes of neighbouring threads are neighbours, scales and d shared"
