@@ -20,6 +20,7 @@ def main():
   ap.add_argument("--mv", action="append", default=[], help="MV_BLOCKSIZE,MV_THREADS_PER_ROW,MV_ROWS_PER_THREAD for the Q6_K kernels")
   ap.add_argument("--ref-mv", default="4,64,1", help="MV for the fp16 and flat Q6_K reference kernels")
   ap.add_argument("--shapes", default=",".join(SHAPES), help="comma list of: " + " ".join(SHAPES))
+  ap.add_argument("--forms", default="q6_k,q6_k flat,fp16", help="comma list of: q6_k (QuantLinear of this tree), q6_k flat, fp16")
   ap.add_argument("--reps", type=int, default=40)
   ap.add_argument("--out", default="qmatvec.json")
   args = ap.parse_args()
@@ -42,7 +43,7 @@ def main():
       lins.append(lin)
     x = Tensor(rng.standard_normal((1, 1, in_f)).astype(np.float16), device=args.dev).realize()
     ref = x.linear(w16.T).float().numpy()
-    for form, f in forms.items():
+    for form, f in [(n, forms[n]) for n in args.forms.split(",")]:
       for mv in (args.mv if form == "q6_k" else [args.ref_mv]):
         for k, v in zip(("MV_BLOCKSIZE", "MV_THREADS_PER_ROW", "MV_ROWS_PER_THREAD"), mv.split(",")): os.environ[k] = v
         helpers.getenv.cache_clear(); realize.method_cache.clear()
