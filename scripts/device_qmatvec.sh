@@ -8,7 +8,7 @@
 set -uo pipefail
 SRC=$(realpath "$1") OUT=$(realpath "$2"); shift 2
 W=/tmp/devbench; G=$W/llama-3.2-1b-q6_k.gguf S=$SRC/scripts STOP=${STOP:-480}
-TREES=${TREES:-"all:0 no25:1 main:3"}  # NAME:N, the sdist + patches/series without its last N patches, in $W/NAME
+TREES=${TREES:-"all:0 no26:1 no25:2 main:4"}  # NAME:N, the sdist + patches/series without its last N patches, in $W/NAME
 MV="MV_BLOCKSIZE=4 MV_THREADS_PER_ROW=64 MV_ROWS_PER_THREAD=1"
 log() { echo "[$(date -u +%T) +${SECONDS}s] $*"; }
 mkdir -p $W $OUT; export PYTHONPATH=/tmp/site
@@ -56,11 +56,13 @@ for phase in "$@"; do
       while [ ! -e $W/lc/DONE ] && [ ! -e $W/lc/FAILED ] && [ $SECONDS -lt $STOP ]; do sleep 5; done; log "llama.cpp build: $(ls $W/lc | grep -E 'DONE|FAILED')"
       decode quant-mv all 150 GGUF_QUANT=1 $MV
       decode fp16-mv all 120 $MV
+      decode quant-mv-no26 no26 150 GGUF_QUANT=1 $MV
+      decode fp16-mv-no26 no26 120 $MV
       decode quant-mv-no25 no25 150 GGUF_QUANT=1 $MV
       decode fp16-mv-no25 no25 120 $MV
+      decode quant-mv-main main 150 GGUF_QUANT=1 $MV
       decode quant-mv-2 all 120 GGUF_QUANT=1 $MV
       decode fp16-mv-2 all 120 $MV
-      decode quant-mv-main main 150 GGUF_QUANT=1 $MV
       decode quant-default all 150 GGUF_QUANT=1;;
     profile) decode quant-prof all 150 GGUF_QUANT=1 $MV -- --profile --tokens 32;;
     llamacpp)
