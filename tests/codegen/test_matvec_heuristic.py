@@ -2,7 +2,7 @@
 # Kernels are scheduled on the NULL device and lowered with the sm_87 renderers: no GPU needed.
 import collections
 import pytest
-from tinygrad import Tensor, Device, dtypes, nn
+from tinygrad import Tensor, Device, dtypes, nn, getenv
 from tinygrad.apps.llm import Transformer, precompute_freqs_cis
 from tinygrad.codegen import get_program
 from tinygrad.codegen.opt import Opt, OptOps
@@ -42,9 +42,10 @@ def test_fp16_matvec_gets_matvec_opts(case, ren):
 # opts recorded from unpatched tinygrad 0.12.0: none of these is a matvec
 def opts(*o:tuple[OptOps, int, int]) -> tuple[Opt, ...]: return tuple(Opt(op, axis, arg) for op,axis,arg in o)
 GROUPTOP = opts((OptOps.GROUPTOP, 0, 16))
+GROUPTOP_256 = opts((OptOps.GROUPTOP, 0, 256))  # a reduce to one value gets 256 threads, not 16 (patch 0028)
 NOT_MATVECS = {
   "fp16 row sum": (lambda: empty(64, 2048).float().sum(axis=1), GROUPTOP),
-  "fp16 dot": (lambda: (empty(2048) * empty(2048)).sum(dtype=dtypes.float), GROUPTOP),
+  "fp16 dot": (lambda: (empty(2048) * empty(2048)).sum(dtype=dtypes.float), GROUPTOP_256),
   "fp16 exp row sum": (lambda: empty(64, 2048).float().exp().sum(axis=1), GROUPTOP),
   "fp16 rows times vector": (lambda: (W * empty(2048)).sum(axis=1, dtype=dtypes.float), GROUPTOP),
   "fp16 M=3 matmul": (lambda: empty(3, 2048) @ empty(512, 2048).T, GROUPTOP),
@@ -86,10 +87,12 @@ def llama_1b_block():
 
 # the block's 16 other kernels (embedding, norms, rope, KV cache, attention, argmax) as lowered by unpatched tinygrad 0.12.0. The apps/llm
 # patches dropped 7: greedy decode the 4 of the softmax over the vocab (a max and an exp sum, GROUPTOP, and two elementwise), realizing q
-# with the KV cache update the second attn_norm sum (GROUPTOP) and the second embedding (its two split-reduce kernels)
-OTHER_KERNEL_OPTS = collections.Counter({GROUPTOP: 7, opts((OptOps.UPCAST, 0, 4), (OptOps.LOCAL, 0, 32)): 3,
-  opts((OptOps.UPCAST, 1, 4), (OptOps.LOCAL, 0, 8), (OptOps.LOCAL, 1, 16)): 3, opts((OptOps.UNROLL, 0, 0), (OptOps.LOCAL, 0, 32)): 2,
-  opts((OptOps.UPCAST, 1, 4), (OptOps.UNROLL, 0, 0), (OptOps.LOCAL, 0, 8), (OptOps.LOCAL, 1, 16)): 1})
+# with the KV cache update the second attn_norm sum (GROUPTOP) and the second embedding (its two split-reduce kernels). Decode attention over
+# the cache rounded up to 16 positions turned the softmax max and sum (UNROLL, LOCAL 32) and the weighted sum of v (UPCAST, UNROLL, LOCAL,
+# LOCAL), serial over the positions, into GROUPTOP 16. The five reduces to one value (the RMSNorm sums of squares of attention, ffn and
+# output, the argmax's max and index over its 256 partials) spread over 256 threads, not 16
+OTHER_KERNEL_OPTS = collections.Counter({GROUPTOP: 5, GROUPTOP_256: 5, opts((OptOps.UPCAST, 0, 4), (OptOps.LOCAL, 0, 32)): 3,
+  opts((OptOps.UPCAST, 1, 4), (OptOps.LOCAL, 0, 8), (OptOps.LOCAL, 1, 16)): 3})
 
 @pytest.mark.parametrize("ren", RENDERERS.values(), ids=RENDERERS.keys())
 def test_llama_block_census(llama_1b_block, ren):
@@ -97,3 +100,29 @@ def test_llama_block_census(llama_1b_block, ren):
   census = {name:[get_program(a, ren).applied_opts for a in asts] for name,asts in by_weight.items()}
   assert {name:[is_matvec(o) for o in ol] for name,ol in census.items()} == {name:[True] for name in by_weight}, census
   assert collections.Counter(get_program(a, ren).applied_opts for a in others) == OTHER_KERNEL_OPTS
+
+@pytest.fixture
+def mv_env(monkeypatch):
+  """set MV_* for one test: the heuristic reads them through the cached getenv"""
+  def setenv(**kv):
+    for k, v in kv.items(): monkeypatch.setenv(k, str(v))
+    getenv.cache_clear()
+  yield setenv
+  monkeypatch.undo()
+  getenv.cache_clear()
+
+# a weight that unpacks several values from each byte (Q6_K) sums one product per unpacked value into one reduce
+X2, W2 = empty(1, 2048), empty(512, 2048)
+@pytest.mark.parametrize("ren", RENDERERS.values(), ids=RENDERERS.keys())
+def test_sum_of_matvec_products_gets_matvec_opts(ren):
+  assert is_matvec(kernel_opts((X * W + X2 * W2).sum(axis=-1, dtype=dtypes.float), ren())[-1])
+  assert is_matvec(kernel_opts((X * W + X2 * W2).sum(axis=-1), ren())[-1])
+
+# a reduce axis shorter than a row's threads (the 32 byte lanes of a quantized block) is spread over threads whole
+@pytest.mark.parametrize("ren", RENDERERS.values(), ids=RENDERERS.keys())
+def test_reduce_axis_shorter_than_the_threads_of_a_row(ren, mv_env):
+  mv_env(MV_THREADS_PER_ROW=64, MV_ROWS_PER_THREAD=1)
+  assert [(o.op, o.arg) for o in kernel_opts(empty(1, 32) @ empty(512, 32).T, ren())[-1]] == [(OptOps.GROUP, 32), (OptOps.LOCAL, 4)]
+  assert [(o.op, o.arg) for o in kernel_opts(X @ W.T, ren())[-1]] == [(OptOps.GROUP, 64), (OptOps.LOCAL, 4)]
+  # 48 lanes do not divide 64 threads: no matvec opts
+  assert OptOps.GROUP not in [o.op for o in kernel_opts(empty(1, 48) @ empty(512, 48).T, ren())[-1]]

@@ -2,7 +2,7 @@
 # giving the tokens of the dequantize-at-load path while a decode step reads 210 bytes per 256 Q6_K weights instead of 512.
 import numpy as np, pytest
 from tinygrad import Tensor, nn, dtypes
-from tinygrad.apps.llm import Transformer, QuantLinear
+from tinygrad.apps.llm import Transformer, QuantLinear, block_runs
 from tinygrad.engine import realize
 from tinygrad.nn.state import GGML_BLOCKS, ggml_blocks_to_tensor, ggml_data_to_tensor, get_parameters, get_state_dict
 from tinygrad.uop.ops import Ops
@@ -75,3 +75,11 @@ def test_quant_linear_matches_the_dequantized_matvec(ggml_type):
   w = ggml_data_to_tensor(Tensor(raw.flatten()), 64 * 512, ggml_type).reshape(64, 512).cast(dtypes.half)
   assert GGML_BLOCKS[ggml_type][1] == raw.shape[-1]
   np.testing.assert_allclose(lin(x).float().numpy(), (x @ w.T).float().numpy(), rtol=1e-2, atol=1e-2)
+
+@pytest.mark.parametrize("ggml_type", [Q4_K, Q6_K])
+def test_block_runs_are_the_dequantized_weights(ggml_type):
+  # the matvec's lane-first unpacking gives, bit for bit, the weights ggml_data_to_tensor gives, run r lane i being weight r*32+i of its block
+  rng = np.random.default_rng(3)
+  raw = random_q4_k(rng, 16, 512) if ggml_type == Q4_K else random_q6_k(rng, 16, 512).reshape(16, 2, 210)
+  runs = Tensor.stack(*block_runs(Tensor(raw), ggml_type), dim=2).reshape(16, 512)
+  np.testing.assert_array_equal(runs.numpy(), ggml_data_to_tensor(Tensor(raw.flatten()), 16 * 512, ggml_type).reshape(16, 512).numpy())

@@ -1,7 +1,7 @@
 # A matvec over quantized blocks (QuantLinear) gets the same matvec opts as an fp16 one: GROUP over the reduce, LOCAL and UPCAST over rows.
 # Kernels are scheduled on the NULL device and lowered with the sm_87 renderers: no GPU needed.
 import pytest
-from tinygrad import Tensor, dtypes
+from tinygrad import Tensor, dtypes, getenv
 from tinygrad.apps.llm import QuantLinear
 from tinygrad.codegen import get_program
 from tinygrad.codegen.opt import Opt, OptOps
@@ -9,6 +9,7 @@ from tinygrad.nn.state import GGML_BLOCKS
 from tinygrad.renderer.cstyle import NVRenderer
 from tinygrad.renderer.ptx import PTXRenderer
 from tinygrad.runtime.support.compiler_cuda import NVCompiler, NVPTXCompiler
+from tinygrad.uop.ops import Ops
 
 RENDERERS = {"cuda_c": lambda: NVRenderer("sm_87"), "ptx": lambda: PTXRenderer("sm_87", device="NV")}
 COMPILERS = {"cuda_c": lambda: NVCompiler("sm_87"), "ptx": lambda: NVPTXCompiler("sm_87")}  # NVRTC and nvJitLink from the PyPI wheels
@@ -37,3 +38,33 @@ def test_quantized_matvec_gets_matvec_opts(shape, ggml_type, ren):
 def test_quantized_matvec_compiles_for_sm_87(ggml_type, backend):
   # byte loads, shifts, masks and bitcasts to fp16 and int8: the CUDA C and the PTX of the fused kernel must build for the Orin
   assert len(COMPILERS[backend]().compile(get_program(matvec_kernel(2048, 2048, ggml_type), RENDERERS[backend]()).src)) > 0
+
+def thread_strides(p) -> list[int]:
+  """how far a block byte load moves when the first local thread index (the GROUP over the reduce) steps by one, other indices at 0"""
+  out = []
+  for u in p.uops:
+    if u.op is Ops.INDEX and u.src[0].op is Ops.DEFINE_GLOBAL and u.src[0].dtype.base == dtypes.uint8:
+      vs = [v for v in u.src[1].toposort() if v.op in (Ops.SPECIAL, Ops.RANGE)]
+      at = lambda t: u.src[1].substitute({v:v.const_like(t if v.op is Ops.SPECIAL and v.arg == "lidx0" else 0) for v in vs}).simplify().arg
+      out.append(at(1) - at(0))
+  return out
+
+@pytest.fixture
+def mv_env(monkeypatch):
+  def setenv(**kv):
+    for k, v in kv.items(): monkeypatch.setenv(k, str(v))
+    getenv.cache_clear()
+  yield setenv
+  monkeypatch.undo()
+  getenv.cache_clear()
+
+# a warp spreads over the 32 byte lanes of a block, so it reads 32 consecutive quant bytes (Q4_K qs, Q6_K ql and qh) and each scale once,
+# whatever the row length
+@pytest.mark.parametrize("threads", [32, 64])
+@pytest.mark.parametrize("ggml_type", [12, 14], ids=["q4_k", "q6_k"])
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+def test_quantized_matvec_spreads_block_lanes_over_threads(shape, ggml_type, threads, mv_env):
+  mv_env(MV_BLOCKSIZE=4, MV_THREADS_PER_ROW=threads, MV_ROWS_PER_THREAD=1)
+  p = get_program(matvec_kernel(*shape, ggml_type), RENDERERS["cuda_c"]())
+  assert [(o.op, o.arg) for o in p.applied_opts] == [(OptOps.GROUP, 32), (OptOps.LOCAL, 4)]
+  assert sorted(set(thread_strides(p))) == [0, 1], "quant bytes of neighbouring threads are neighbours, scales and d shared"

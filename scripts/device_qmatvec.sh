@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The quantized (Q6_K) matvec on one NVIDIA GPU: each LLaMA-3.2-1B projection as one kernel (scripts/qmatvec_bench.py:
+# fp16, Q6_K lane-first, Q6_K flat), then decode tok/s with fp16 and GGUF_QUANT=1 weights, then llama.cpp tg128/pp512,
+# each with the sdist + SRC/patches/series cut as TREES says. llama.cpp builds in the background from the start; the decode phases wait for it.
+#   usage: scripts/device_qmatvec.sh SRC OUT PHASE...   (SRC as for device_bench.sh, plus SRC/scripts/{bench,synth_gguf,qmatvec_bench}.py;
+#   pip wheels for gguf in SRC/whl/). phases: prep kernels decode profile llamacpp; none starts after STOP seconds, and a
+#   second call on the same machine skips the decode runs the first finished. Logs and JSON land in OUT/results.tgz.
+set -uo pipefail
+SRC=$(realpath "$1") OUT=$(realpath "$2"); shift 2
+W=/tmp/devbench; G=$W/llama-3.2-1b-q6_k.gguf S=$SRC/scripts STOP=${STOP:-480}
+TREES=${TREES:-"all:0 no26:1 no25:2 main:4"}  # NAME:N, the sdist + patches/series without its last N patches, in $W/NAME
+MV="MV_BLOCKSIZE=4 MV_THREADS_PER_ROW=64 MV_ROWS_PER_THREAD=1"
+log() { echo "[$(date -u +%T) +${SECONDS}s] $*"; }
+mkdir -p $W $OUT; export PYTHONPATH=/tmp/site
+decode() {  # decode NAME TREE TIMEOUT [ENV=VAL...] [-- bench.py args]: a fresh process
+  local n=$1 tree=$W/$2 to=$3; shift 3; local envs=(); while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done; [ "${1:-}" = -- ] && shift
+  [ $SECONDS -gt $STOP ] && { log "skip $n: past STOP"; return; }
+  [ -f $W/o/$n/bench.json ] && { log "have $n"; return; }  # done by an earlier call on this machine
+  log "decode $n ${envs[*]} $*"
+  env "${envs[@]}" PYTHONPATH=$tree:/tmp/site timeout $to python3 $S/bench.py --devices CUDA --only llm --gguf $G --max-context 1024 \
+    --warmup 16 --tokens 64 --timeout $to --out $W/o/$n "$@" > $OUT/$n.log 2>&1; echo "rc=$?" >> $OUT/$n.log
+  grep -E "tok/s|Error|error|rc=" $OUT/$n.log | tail -6 | sed "s/^/$n: /"
+  [ -f $W/o/$n/bench.json ] && cp $W/o/$n/bench.json $OUT/$n.json
+}
+for phase in "$@"; do
+  [ $SECONDS -gt $STOP ] && { log "skip $phase: past STOP"; continue; }
+  log "phase $phase"
+  case $phase in
+    prep)
+      python3 -m pip install -q --no-index --no-deps --target /tmp/site $SRC/whl/*.whl
+      nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nvcc --version | tail -2; python3 --version
+      if [ ! -d $W/lc ]; then
+        mkdir -p $W/lc && tar xzf $SRC/llama.cpp-src.tar.gz -C $W/lc
+        arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+        setsid nohup bash -c "cd $W/lc && cmake -S llama.cpp -B b -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$arch -DCMAKE_BUILD_TYPE=Release \
+          -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
+          -DCMAKE_CUDA_COMPILER=\$(command -v nvcc || echo /usr/local/cuda/bin/nvcc) && \
+          nice -n 10 cmake --build b --target llama-bench -j \$(nproc) && touch DONE || touch FAILED" > $W/lc/build.log 2>&1 < /dev/null &
+        log "llama.cpp build started for sm_$arch"
+      fi
+      [ -f $G ] || python3 $S/synth_gguf.py --preset llama-3.2-1b --out $G > $OUT/gguf.log 2>&1 & gp=$!
+      for t in $TREES; do
+        d=$W/${t%:*}; [ -d $d ] && continue
+        mkdir -p $d && tar xzf $SRC/tinygrad-0.12.0.tar.gz -C $d --strip-components=1 || exit 1
+        n=$(( $(grep -c . $SRC/patches/series) - ${t#*:} ))
+        for p in $(head -n $n $SRC/patches/series); do patch -p1 -s --no-backup-if-mismatch -d $d < $SRC/patches/$p || { echo "patch $p failed"; exit 1; }; done
+        log "$d: up to $(head -n $n $SRC/patches/series | tail -1)"
+      done
+      wait $gp || { cat $OUT/gguf.log; exit 1; }; ls -l $G;;
+    kernels)  # device-timed, so the llama.cpp build on the CPUs does not skew it; QuantLinear of the main tree is the flat layout
+      PYTHONPATH=$W/all:/tmp/site timeout 240 python3 $S/qmatvec_bench.py --dev CUDA --out $OUT/qmatvec.json \
+        ${QMV:---mv 4,64,1 --mv 4,32,1 --mv 2,32,1 --mv 8,32,1 --mv 4,32,2 --mv 4,16,1 --mv 4,8,4} 2>&1 | tee $OUT/qmatvec.log | grep -v "^\["
+      PYTHONPATH=$W/main:/tmp/site timeout 120 python3 $S/qmatvec_bench.py --dev CUDA --out $OUT/qmatvec-main.json --forms q6_k \
+        --mv 4,64,1 --mv 4,8,1 --mv 4,8,4 2>&1 | tee $OUT/qmatvec-main.log | grep -v "^\[";;
+    decode)
+      while [ ! -e $W/lc/DONE ] && [ ! -e $W/lc/FAILED ] && [ $SECONDS -lt $STOP ]; do sleep 5; done; log "llama.cpp build: $(ls $W/lc | grep -E 'DONE|FAILED')"
+      decode quant-mv all 150 GGUF_QUANT=1 $MV
+      decode fp16-mv all 120 $MV
+      decode quant-mv-no26 no26 150 GGUF_QUANT=1 $MV
+      decode fp16-mv-no26 no26 120 $MV
+      decode quant-mv-no25 no25 150 GGUF_QUANT=1 $MV
+      decode fp16-mv-no25 no25 120 $MV
+      decode quant-mv-main main 150 GGUF_QUANT=1 $MV
+      decode quant-mv-2 all 120 GGUF_QUANT=1 $MV
+      decode fp16-mv-2 all 120 $MV
+      decode quant-default all 150 GGUF_QUANT=1;;
+    profile) decode quant-prof all 150 GGUF_QUANT=1 $MV -- --profile --tokens 32;;
+    llamacpp)
+      while [ ! -e $W/lc/DONE ] && [ ! -e $W/lc/FAILED ]; do sleep 5; done
+      [ -e $W/lc/FAILED ] && { tail -30 $W/lc/build.log; continue; }
+      $W/lc/b/bin/llama-bench -m $G -ngl 99 -p 512 -n 128 -r 5 -o json > $OUT/llama-bench.json 2> $OUT/llama-bench.log || tail $OUT/llama-bench.log
+      python3 -c "import json,sys; [print(f\"llama.cpp {r['model_type']} {'pp' if r['n_prompt'] else 'tg'}{r['n_prompt'] or r['n_gen']}: {r['avg_ts']:.1f} ± {r['stddev_ts']:.1f} tok/s ({r['backends']}, fa={r.get('flash_attn')}, {r['gpu_info']})\") for r in json.load(open(sys.argv[1]))]" $OUT/llama-bench.json;;
+    *) log "unknown phase $phase"; exit 2;;
+  esac
+done
+# what comes back from the device tool is at most 8 files: one archive
+tar czf $W/results.tgz -C $OUT . && rm -rf $OUT/* && mv $W/results.tgz $OUT/
+log done

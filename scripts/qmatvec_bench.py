@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""One LLaMA-3.2-1B projection as a single kernel, timed on the device: fp16 weights vs Q6_K blocks dequantized inside
+the matvec, the way the series lays them out now (apps/llm QuantLinear) and the flat layout it had before
+(x @ ggml_blocks_to_tensor(blocks).T). Prints one line per (shape, form, MV) and writes JSON.
+
+  python3 scripts/qmatvec_bench.py --dev CUDA --mv 4,64,1 --mv 4,32,1 --out qmv.json
+
+Each kernel runs over enough copies of its weights (>= 256 MB together) that they come from DRAM, not L2, as they do in
+decode; the figure is the median device time of one launch (ExecItem.run(wait=True)), GB/s counts the weight bytes.
+"""
+from __future__ import annotations
+import argparse, json, math, os, pathlib, statistics, sys, time
+import numpy as np
+
+SHAPES = {"q|o": (2048, 2048), "k|v": (2048, 512), "gate|up": (2048, 8192), "down": (8192, 2048), "lm_head": (2048, 128256)}
+
+def main():
+  ap = argparse.ArgumentParser()
+  ap.add_argument("--dev", default="CUDA")
+  ap.add_argument("--mv", action="append", default=[], help="MV_BLOCKSIZE,MV_THREADS_PER_ROW,MV_ROWS_PER_THREAD for the Q6_K kernels")
+  ap.add_argument("--ref-mv", default="4,64,1", help="MV for the fp16 and flat Q6_K reference kernels")
+  ap.add_argument("--shapes", default=",".join(SHAPES), help="comma list of: " + " ".join(SHAPES))
+  ap.add_argument("--forms", default="q6_k,q6_k flat,fp16", help="comma list of: q6_k (QuantLinear of this tree), q6_k flat, fp16")
+  ap.add_argument("--reps", type=int, default=40)
+  ap.add_argument("--out", default="qmatvec.json")
+  args = ap.parse_args()
+  from tinygrad import Tensor, Device, dtypes, helpers, nn
+  from tinygrad.apps.llm import QuantLinear
+  from tinygrad.engine import realize
+  sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+  from synth_gguf import random_q6_k
+  rng, rows = np.random.default_rng(0), []
+  forms = {"q6_k": lambda lin, x: lin(x), "q6_k flat": lambda lin, x: x.linear(nn.state.ggml_blocks_to_tensor(lin.blocks, 14).cast(x.dtype).T),
+           "fp16": lambda lin, x: x.linear(lin.w16.T)}
+  for shape in args.shapes.split(","):
+    in_f, out_f = SHAPES[shape]
+    raw = Tensor(random_q6_k(rng, out_f, in_f).reshape(out_f, in_f // 256, 210), device=args.dev).realize()
+    w16 = nn.state.ggml_blocks_to_tensor(raw, 14).cast(dtypes.half).realize()
+    lins = []
+    for _ in range(max(1, math.ceil(256e6 / w16.nbytes()))):  # copies of the weights, together past any L2
+      lin = QuantLinear(in_f, out_f, 14)
+      lin.blocks, lin.w16 = (raw + 0).realize(), (w16 + 0).realize()
+      lins.append(lin)
+    x = Tensor(rng.standard_normal((1, 1, in_f)).astype(np.float16), device=args.dev).realize()
+    ref = x.linear(w16.T).float().numpy()
+    for form, f in [(n, forms[n]) for n in args.forms.split(",")]:
+      for mv in (args.mv if form == "q6_k" else [args.ref_mv]):
+        for k, v in zip(("MV_BLOCKSIZE", "MV_THREADS_PER_ROW", "MV_ROWS_PER_THREAD"), mv.split(",")): os.environ[k] = v
+        helpers.getenv.cache_clear(); realize.method_cache.clear()
+        st = time.perf_counter()
+        eis = [f(lin, x).schedule()[-1].lower() for lin in lins]
+        out = eis[0].bufs[0]
+        compile_s = time.perf_counter() - st
+        for ei in eis[:2]: ei.run(wait=True)
+        ts = [eis[i % len(eis)].run(wait=True) for i in range(args.reps)]
+        got = np.frombuffer(out.as_buffer(), dtype=np.float16).astype(np.float32)
+        err = float(np.abs(got - ref.flatten()).max() / np.abs(ref).max())
+        us = statistics.median(ts) * 1e6
+        nbytes = (w16 if form == "fp16" else raw).nbytes()
+        rows.append(dict(shape=shape, in_f=in_f, out_f=out_f, form=form, mv=mv, kernel=eis[0].prg.p.function_name, us=us, weight_GB_s=nbytes / us / 1e3,
+                         opts=[str(o) for o in eis[0].prg.p.applied_opts], max_rel_err=err, compile_s=compile_s, copies=len(lins)))
+        print(f"{shape:8s} {form:10s} MV={mv:7s} {us:8.1f} us {nbytes/us/1e3:7.0f} GB/s  err {err:.1e}  {eis[0].prg.p.function_name}", flush=True)
+  json.dump(dict(device=Device[args.dev].renderer.arch if hasattr(Device[args.dev].renderer, "arch") else args.dev, rows=rows),
+            open(args.out, "w"), indent=1)
+
+if __name__ == "__main__": main()
