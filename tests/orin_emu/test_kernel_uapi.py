@@ -1,6 +1,6 @@
 # The generated ctypes UAPI against tegra-uapi.json (computed from the real headers): every struct's size and field offsets, and
 # every request number rebuilt from direction, magic, nr and the ctypes size.
-import ctypes
+import ctypes, json, pathlib, pytest
 from orin_emu.kernel.uapi import UAPI, structs, ioctls, IOC
 
 def test_struct_sizes_and_offsets():
@@ -26,3 +26,9 @@ def test_request_numbers():
     assert getattr(ioctls, name) == int(js["request"], 16), name
     assert IOC(dirs[js["macro"]], ord(js["magic"]), js["nr"], js["size"]) == int(js["request"], 16), name
   assert ioctls.NVGPU_IOCTL_CHANNEL_SETUP_BIND == 0xC0684880 and ioctls.NVMAP_IOC_CACHE != ioctls.NVMAP_IOC_CACHE_64
+
+def test_json_is_the_reference_facts():
+  # the facts directory sits beside the clone in CI, not on a Jetson; the repository's copy must not drift from it
+  ref = pathlib.Path(__file__).resolve().parents[3] / "shared" / "reference" / "tegra-uapi.json"
+  if not ref.exists(): pytest.skip(f"no reference facts at {ref}")
+  assert json.loads(ref.read_text()) == UAPI

@@ -2,7 +2,8 @@
 import ctypes, functools, json, pathlib, pytest
 from tinygrad.runtime.autogen import nvgpu
 
-UAPI = json.loads((pathlib.Path(__file__).parent / "tegra-uapi.json").read_text())  # copy of the project's reference facts
+# the repository's one copy of the reference facts, beside the emulated kernel generated from it: a clone on a Jetson has it too
+UAPI = json.loads((pathlib.Path(__file__).resolve().parents[1] / "orin_emu" / "kernel" / "tegra-uapi.json").read_text())
 STRUCTS = {n[len("struct_"):]: v for n, v in vars(nvgpu).items() if n.startswith("struct_") and n[len("struct_"):] in UAPI["structs"]}
 IOCTLS = {n: v for n, v in vars(nvgpu).items() if isinstance(v, functools.partial) or n in UAPI["ioctls"]}
 UNUSED_UNION_MEMBERS = {"ivm_id", "ivm_handle"}  # nvmap_create_handle's inter-VM members: TegraIface never shares handles across VMs
