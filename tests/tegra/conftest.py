@@ -1,11 +1,7 @@
 # Tegra suites: run on a Jetson as they are (NV=1 finds /dev/nvgpu/igpu0/ctrl), elsewhere on the emulated Orin (ORIN_EMU=1).
-import sys, pytest
-
-def emu_kernel():
-  """The emulated Orin's kernel room when these tests run on it, None on a real Jetson."""
-  if "orin_emu.hook" not in sys.modules: return None   # ORIN_EMU=1 imports the hook
-  from orin_emu.kernel import kernel
-  return kernel()
+import pathlib, sys, pytest
+# the suite's helper modules (tegra_kernel, klog) import by name in any import mode, whatever the rootdir
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 @pytest.fixture(scope="session")
 def dev():
@@ -14,24 +10,6 @@ def dev():
   except Exception as e: pytest.skip(f"no NV device (not a Jetson and ORIN_EMU=1 not set): {e}")
   assert type(d.iface).__name__ == "TegraIface", "NV=1 on Tegra must pick TegraIface"
   return d
-
-def nvmap_buffer(handle:int):
-  """The emulated kernel's record of an nvmap handle; skips on a real Jetson, where nvmap's bookkeeping is not visible."""
-  if (k:=emu_kernel()) is None: pytest.skip("needs the emulated kernel's view of nvmap buffers")
-  return k.buffers[handle]
-
-def kernel_log() -> list[str]:
-  """This boot's kernel messages: the emulated kernel's log, or /dev/kmsg on a Jetson (skips when the user may not read it)."""
-  if (k:=emu_kernel()) is not None: return k.klog.lines()
-  import os
-  try: fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
-  except PermissionError: pytest.skip("/dev/kmsg is not readable (kernel.dmesg_restrict): run as root or in the adm group")
-  lines = []
-  try:
-    while True: lines.append(os.read(fd, 8192).decode(errors="replace").split(";", 1)[-1].rstrip("\n"))
-  except BlockingIOError: pass
-  finally: os.close(fd)
-  return lines
 
 def pytest_configure(config):
   config.addinivalue_line("markers", "kernel_errors_expected: the test provokes GPU errors on purpose; the kernel-log check is off")

@@ -1,7 +1,7 @@
 # TegraIface allocations: sizes, alignment, cache modes.
 import os, pytest
 from tinygrad.device import BufferSpec
-from conftest import nvmap_buffer, kernel_log
+from tegra_kernel import nvmap_buffer, kernel_log
 
 @pytest.mark.parametrize("size,align", [(4096, 4096), ((8 << 20) - 4096, 4096), (8 << 20, 2 << 20), ((64 << 20) + 4096, 2 << 20)])
 def test_large_allocations_are_2mib_aligned(dev, size, align):

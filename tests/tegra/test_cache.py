@@ -2,7 +2,7 @@
 # always seen (the stale-cache pattern).
 import numpy as np
 from tinygrad import Tensor
-from conftest import emu_kernel
+from tegra_kernel import emu_kernel
 
 def test_invalidate_caches_flushes_l2(dev):
   k = emu_kernel()

@@ -2,7 +2,7 @@
 # A fault leaves the device in its error state for good, so faulting runs happen in a child process.
 import errno, gc, os, subprocess, sys, textwrap, pytest
 from tinygrad.device import BufferSpec
-from conftest import emu_kernel
+from tegra_kernel import emu_kernel
 
 def run_child(src:str, **env:str) -> subprocess.CompletedProcess:
   return subprocess.run([sys.executable, "-c", textwrap.dedent(src)], capture_output=True, text=True, timeout=300,

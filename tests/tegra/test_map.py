@@ -4,7 +4,7 @@ import gc, os
 import numpy as np, pytest
 from tinygrad.device import Buffer, BufferSpec
 from tinygrad.dtype import dtypes
-from conftest import emu_kernel
+from tegra_kernel import emu_kernel
 
 def gpu_copy_of(dev, cpu:Buffer) -> Buffer:
   """The GPU's copy engine reads the CPU buffer at the CPU's own address, as upstream's HCQ graph copies do."""

@@ -5,7 +5,7 @@ from tinygrad import Tensor
 from tinygrad.engine.realize import get_runner
 from tinygrad.uop.ops import UOp
 from tinygrad.dtype import dtypes
-from conftest import emu_kernel
+from tegra_kernel import emu_kernel
 
 @contextlib.contextmanager
 def widened_qmd_race(seconds:float):
