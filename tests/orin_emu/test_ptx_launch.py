@@ -1,6 +1,6 @@
 # The SM room's contract: registry (program image -> PTX), kernel parameters in constant bank 0, memory spaces, SIMT control,
 # special registers, mma fragments, and the faults the hardware raises.
-import struct, numpy as np, pytest
+import os, pathlib, struct, subprocess, sys, numpy as np, pytest
 from types import SimpleNamespace
 from orin_emu.faults import MMUFault, SMException
 from orin_emu.ptx import execute, launch, registry
@@ -284,3 +284,13 @@ def test_buffer_inside_shared_window_is_invalid_address_space():
 def test_shared_access_out_of_range():
   with pytest.raises(SMException) as e: run(".reg .u32 %s; mov.u32 %s, 4096; st.shared.u32 [%s], 1;", shared_bytes=0x400)
   assert e.value.warp_esr == 0xE
+
+def test_support_finds_nvrtc_as_users_do():
+  # NVRTC and nvJitLink come from the environment, as for users (the venv's .pth from scripts/setup, the Nix package or shell),
+  # so the test support must not reach for the pip wheels itself: under Nix there are none
+  tests = str(pathlib.Path(__file__).resolve().parents[1])
+  code = ("import sys; sys.modules['nvidia'] = None\nimport orin_emu.ptx.testing, orin_emu.ptx.device\n"
+          "from orin_emu.ptx.testing import compilers\nassert compilers()['nv'][1].compile('extern \"C\" __global__ void k() {}')")
+  r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                     env={**os.environ, "PYTHONPATH": os.pathsep.join([tests, *filter(None, [os.environ.get("PYTHONPATH")])])})
+  assert r.returncode == 0, r.stderr[-3000:]

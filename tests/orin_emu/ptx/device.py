@@ -8,7 +8,6 @@ from tinygrad.renderer.ptx import PTXRenderer
 from tinygrad.helpers import NV_PTX, ALLOW_TF32
 from tinygrad.dtype import dtypes
 from orin_emu.ptx.testing import DictMemory, Loaded, nv_cbuf0, cbuf0_prefix, SHARED_WINDOW, LOCAL_WINDOW
-from orin_emu.ptx.testing import _wheel_libs  # noqa: F401  (NVRTC / nvJitLink from the wheels)
 from tinygrad.runtime.support.compiler_cuda import NVCompiler, NVPTXCompiler
 from orin_emu.ptx import launch, registry
 

@@ -57,13 +57,6 @@ class Loaded:
     self.prog_va, self.buf, self.cubin = self.va + text.header.sh_addr, buf, cubin
   def image(self): return self.buf[self.prog_va - self.va:]
 
-def _wheel_libs():
-  # tinygrad's DLL loader finds NVRTC / nvJitLink through these variables; the pip wheels keep them in site-packages
-  import os, pathlib, nvidia.cuda_nvrtc, nvidia.nvjitlink
-  os.environ.setdefault("NVRTC_PATH", str(pathlib.Path(nvidia.cuda_nvrtc.__path__[0]) / "lib" / "libnvrtc.so.12"))
-  os.environ.setdefault("NVJITLINK_PATH", str(pathlib.Path(nvidia.nvjitlink.__path__[0]) / "lib" / "libnvJitLink.so.12"))
-_wheel_libs()
-
 def compilers():
   from tinygrad.runtime.support.compiler_cuda import NVCompiler, NVPTXCompiler
   from tinygrad.renderer.cstyle import NVRenderer
