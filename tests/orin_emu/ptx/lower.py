@@ -77,16 +77,27 @@ def imm_value(op, ty):
   bits = int(np.asarray(f).view(UINT[np.asarray(f).itemsize]))
   return np.array(bits & ((1 << 8*TYPE_SIZE[ty]) - 1), dtype=UINT[TYPE_SIZE[ty]]).view(dt)[()]
 
+# A value every live thread computed alike (loop counters, addresses of uniform loops) stays one 0-d array in st.U until threads diverge:
+# its instructions then cost a scalar numpy op, not one over every lane (which also drops the GIL the emulated GPU shares with the host).
+def reg(st, rid, s): return u if (u:=st.U.get(rid)) is not None else st.R[rid][s]
+
+def put(st, rid, s, v):
+  if s is st.live:   # every live thread: the register's lane values are all replaced
+    if v.ndim == 0: st.U[rid] = v; return
+    st.U.pop(rid, None)
+  elif (u:=st.U.pop(rid, None)) is not None: st.R[rid][:] = u   # some threads only: the others keep the shared value
+  st.R[rid][s] = v
+
 def reader(op, ty):
   kind, dt = op[0], NP[ty]
   if kind == 'reg':
     r = op[1]; rid, rsz, size = r.rid, TYPE_SIZE[r.type], TYPE_SIZE[ty]
     if r.type == 'pred' or ty == 'pred':
       if r.type != ty: raise Unsupported(f"predicate/non-predicate mix {r.name} as .{ty}")
-      return lambda st, s: st.R[rid][s]
-    if rsz == size: return lambda st, s: st.R[rid][s].view(dt)
+      return lambda st, s: reg(st, rid, s)
+    if rsz == size: return lambda st, s: reg(st, rid, s).view(dt)
     ut = UINT[size]
-    return lambda st, s: st.R[rid][s].astype(ut).view(dt)
+    return lambda st, s: reg(st, rid, s).astype(ut).view(dt)
   if kind == 'imm': v = imm_value(op, ty); return lambda st, s: v
   if kind == 'sreg': name = op[1]; return lambda st, s: st.sreg[name][s].astype(dt)
   if kind == 'not':
@@ -108,15 +119,15 @@ def writer(op, ty):
   r = op[1]; rid, rsz, size, dt = r.rid, TYPE_SIZE[r.type], TYPE_SIZE[ty], NP[ty]
   if r.type == 'pred' or ty == 'pred':
     if r.type != ty: raise Unsupported(f"predicate/non-predicate mix {r.name} as .{ty}")
-    def wp(st, s, v): st.R[rid][s] = v
+    def wp(st, s, v): put(st, rid, s, np.asarray(v, np.bool_))
     return wp
   ut, rut = UINT[size], UINT[rsz]
   if rsz == size:
-    def w(st, s, v): st.R[rid][s] = np.asarray(v, dt).view(ut)
+    def w(st, s, v): put(st, rid, s, np.asarray(v, dt).view(ut))
   elif rsz > size and ty[0] == 's':
-    def w(st, s, v): st.R[rid][s] = np.asarray(v, dt).astype(SINT[rsz]).view(rut)
+    def w(st, s, v): put(st, rid, s, np.asarray(v, dt).astype(SINT[rsz]).view(rut))
   else:
-    def w(st, s, v): st.R[rid][s] = np.asarray(v, dt).view(ut).astype(rut)
+    def w(st, s, v): put(st, rid, s, np.asarray(v, dt).view(ut).astype(rut))
   return w
 
 def elems(op): return op[1] if op[0] == 'vec' else [op]
@@ -704,7 +715,7 @@ def _mma(ins, mods, types, a):
   xr, yr, zr = [[reader(o, 'b32') for o in elems(op)] for op in a[1:]]
   dw = [writer(o, 'b32') for o in elems(a[0])]
   def unpack(regs, st, s, ty):   # [nwarps, 32, elements] values in f64
-    v = np.stack([np.asarray(r(st, s)).view(np.uint32) for r in regs], -1).reshape(-1, 32, len(regs))
+    v = np.stack([np.broadcast_to(np.asarray(r(st, s)).view(np.uint32), (nsel(st, s),)) for r in regs], -1).reshape(-1, 32, len(regs))
     if ty == 'tf32': return (v & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)   # the low 13 mantissa bits are ignored
     if ty == 'f32': return v.view(np.float32).astype(np.float64)
     h = np.stack([(v & np.uint32(0xFFFF)).astype(np.uint16), (v >> np.uint32(16)).astype(np.uint16)], -1).reshape(v.shape[0], 32, -1)

@@ -62,6 +62,7 @@ class CTABatch:
     self.shared_window, self.local_window = shared_window, local_window
     self.R = [np.zeros(self.N, np.bool_ if r.type == 'pred' else UINT[TYPE_SIZE[r.type]]) for r in prg.mod.regs]
     self.cc = np.zeros(self.N, np.bool_)
+    self.U, self.live = {}, None   # registers every live thread holds alike; the live threads while none diverge (lower.put)
     lin = np.arange(self.N, dtype=np.int64)
     t, cta = lin % T, lin // T
     self.cta, g = cta, cta + cta0
@@ -183,20 +184,22 @@ class CTABatch:
     fn = cf.fn
     if len(args) != len(fn.params) or len(rets) != len(fn.rets): raise PTXError(f"{self.entry}: call to {name} with wrong arity")
     for p, a in zip(fn.params, args): self._pbuf(p)[s, :min(p.size, a.size)] = self._pbuf(a)[s, :min(p.size, a.size)]
-    run(self, cf, s)
+    run(self, cf, s, top=False)
     for r, d in zip(fn.rets, rets): self._pbuf(d)[s, :min(r.size, d.size)] = self._pbuf(r)[s, :min(r.size, d.size)]
 
 def _scatter_mask(m, inner):
   out = np.zeros(len(m), np.bool_); out[np.flatnonzero(m)[inner]] = True
   return out
 
-def run(st:CTABatch, cf:Compiled, base):
+def run(st:CTABatch, cf:Compiled, base, top=True):
   """Execute one function for the threads in base. Uniform while all live threads share a PC; otherwise the group at the
-  lowest PC runs until it reaches another group's PC or a control instruction (min-PC reconvergence)."""
+  lowest PC runs until it reaches another group's PC or a control instruction (min-PC reconvergence). A called function runs for
+  threads the caller chose (top=False): the caller's threads decide what is uniform."""
   code, L = cf.code, len(cf.code)
   pc, pcs, wait = 0, None, None
   while True:
     if pcs is None:
+      if top: st.live = base
       n, pc0 = nsel(st, base), pc
       while True:
         kind, f, g, ins = code[pc]
@@ -220,7 +223,7 @@ def run(st:CTABatch, cf:Compiled, base):
         if kind == RET: return
         pc = f; continue
       if not p.any(): pc += 1; continue
-      pcs = np.where(p, target, pc + 1).astype(np.int64)
+      pcs, st.live = np.where(p, target, pc + 1).astype(np.int64), None
       pcs[cf.at_ret[pcs]] = L
       continue
     live = pcs < L
@@ -241,8 +244,9 @@ def run(st:CTABatch, cf:Compiled, base):
       if kind != OP: break
       if g is None: f(st, sel)
       else:
-        p = g(st, sel)
-        if p.any(): f(st, sel[p])
+        p = g(st, sel)   # a 0-d predicate when every thread holds it alike
+        if p.all(): f(st, sel)
+        elif p.any(): f(st, sel[p])
       pc += 1
     STATS['instructions'] += pc - pc0 + 1; STATS['thread_instructions'] += (pc - pc0 + 1) * len(sel)
     if pc >= stop: pcs[grp] = pc; pcs[cf.at_ret[pcs]] = L; continue
@@ -251,8 +255,8 @@ def run(st:CTABatch, cf:Compiled, base):
       wait = grp if wait is None else wait | grp
       continue
     if kind == CALL:
-      if g is None: st.call(f, sel)
-      elif (p:=g(st, sel)).any(): st.call(f, sel[p])
+      if g is None or (p:=g(st, sel)).all(): st.call(f, sel)
+      elif p.any(): st.call(f, sel[p])
       pcs[grp] = pc + 1; continue
     target = f if kind == BRA else L
     pcs[grp] = target if g is None else np.where(g(st, sel), target, pc + 1)
