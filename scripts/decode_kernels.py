@@ -28,7 +28,7 @@ def build(preset:str, max_context:int, quantized:bool):
     for owner in [*model.blk, model]:
       for name, lin in list(vars(owner).items()):
         if isinstance(lin, nn.Linear): setattr(owner, name, QuantLinear(lin.weight.shape[1], lin.weight.shape[0], 14))
-  for blk in model.blk: getattr(blk, "fuse_qkv", lambda: None)()  # what Transformer.from_gguf does after loading, where it does
+  for blk in model.blk: getattr(blk, "fuse_projections", lambda: None)()  # what Transformer.from_gguf does after loading, where it does
   for t in nn.state.get_parameters(model): t.replace(Tensor.empty(*t.shape, dtype=t.dtype if quantized else "float16"))
   return model
 

@@ -22,5 +22,5 @@ def test_one_kernel_projects_q_k_v_and_one_ropes_k_into_the_cache(models, quanti
 def test_projections_stored_differently_stay_apart():
   blk = TransformerBlock(256, 512, 4, 2, 1e-5, 64, 10000.0, max_context=32)
   blk.attn_q, blk.attn_k, blk.attn_v = QuantLinear(256, 256, 12), QuantLinear(256, 128, 12), QuantLinear(256, 128, 14)  # Q4_K_M's v is Q6_K
-  blk.fuse_qkv()
+  blk.fuse_projections()
   assert not hasattr(blk, "attn_qkv") and all(hasattr(blk, n) for n in ("attn_q", "attn_k", "attn_v"))
