@@ -70,6 +70,7 @@ for phase in "$@"; do
       decode fp16-mv-2 all 120 $MV
       decode quant-default all 150 GGUF_QUANT=1;;
     fused)  # 0029-0030 (q/k/v and gate/up in one matvec each, 232 -> 184 kernels a step), interleaved with and without, fp16 and Q6_K
+      while [ ! -e $W/lc/DONE ] && [ ! -e $W/lc/FAILED ] && [ $SECONDS -lt $STOP ]; do sleep 5; done; log "llama.cpp build: $(ls $W/lc | grep -E 'DONE|FAILED')"
       decode fp16-mv-nofuse nofuse 120 $MV
       decode fp16-mv all 120 $MV
       decode fp16-mv-no30 no30 120 $MV
