@@ -11,15 +11,15 @@ Needs PYTHONPATH with the tinygrad tree to inspect; the MV_* defaults of the dev
 from __future__ import annotations
 import argparse, functools, json, operator, os, pathlib, re, sys
 for k, v in (("MV_BLOCKSIZE", "4"), ("MV_THREADS_PER_ROW", "64"), ("MV_ROWS_PER_THREAD", "1")): os.environ.setdefault(k, v)
-os.environ.setdefault("DEV", "NULL")
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from synth_gguf import PRESETS, ROPE_THETA, RMS_EPS  # noqa: E402
 
 TRANSCENDENTAL = ("EXP2", "LOG2", "SIN", "SQRT", "RECIPROCAL")
 
 def build(preset:str, max_context:int, quantized:bool):
-  from tinygrad import Tensor, nn
+  from tinygrad import Tensor, Device, nn
   from tinygrad.apps.llm import Transformer, QuantLinear
+  Device.DEFAULT = "NULL"  # nothing runs: the kernels are only captured and lowered here
   p = PRESETS[preset]
   model = Transformer(num_blocks=p["n_layers"], dim=p["dim"], hidden_dim=p["ffn"], n_heads=p["n_heads"], n_kv_heads=p["n_kv_heads"],
                       norm_eps=RMS_EPS, vocab_size=p["n_normal"] + p["n_special"], head_dim=p["dim"] // p["n_heads"], rope_theta=ROPE_THETA,
