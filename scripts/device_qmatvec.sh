@@ -3,12 +3,14 @@
 # fp16, Q6_K lane-first, Q6_K flat), then decode tok/s with fp16 and GGUF_QUANT=1 weights, then llama.cpp tg128/pp512,
 # each with the sdist + SRC/patches/series cut as TREES says. llama.cpp builds in the background from the start; the decode phases wait for it.
 #   usage: scripts/device_qmatvec.sh SRC OUT PHASE...   (SRC as for device_bench.sh, plus SRC/scripts/{bench,synth_gguf,qmatvec_bench}.py;
-#   pip wheels for gguf in SRC/whl/). phases: prep kernels decode profile llamacpp; none starts after STOP seconds, and a
+#   pip wheels for gguf in SRC/whl/). phases: prep kernels decode fused profile llamacpp; none starts after STOP seconds, and a
 #   second call on the same machine skips the decode runs the first finished. Logs and JSON land in OUT/results.tgz.
 set -uo pipefail
 SRC=$(realpath "$1") OUT=$(realpath "$2"); shift 2
 W=/tmp/devbench; G=$W/llama-3.2-1b-q6_k.gguf S=$SRC/scripts STOP=${STOP:-480}
-TREES=${TREES:-"all:0 no26:1 no25:2 main:4"}  # NAME:N, the sdist + patches/series without its last N patches, in $W/NAME
+# NAME:N, the sdist + patches/series without its last N patches, or NAME@TEXT, up to the first patch whose name holds TEXT, in $W/NAME
+# (no26: without 0028, no25: without 0027 on, main: without 0025 on, nofuse: without 0029-0030, no30: without 0030)
+TREES=${TREES:-"all:0 no26@a-reduce-to-one-value no25@decode-attends-over-the-KV main@matvec-opts-for-sums nofuse@project-q-k-and-v no30@project-the-ffn-s-gate"}
 MV="MV_BLOCKSIZE=4 MV_THREADS_PER_ROW=64 MV_ROWS_PER_THREAD=1"
 log() { echo "[$(date -u +%T) +${SECONDS}s] $*"; }
 mkdir -p $W $OUT; export PYTHONPATH=/tmp/site
@@ -40,9 +42,12 @@ for phase in "$@"; do
       fi
       [ -f $G ] || python3 $S/synth_gguf.py --preset llama-3.2-1b --out $G > $OUT/gguf.log 2>&1 & gp=$!
       for t in $TREES; do
-        d=$W/${t%:*}; [ -d $d ] && continue
+        d=$W/${t%%[:@]*}; [ -d $d ] && continue
+        case $t in
+          *@*) n=$(( $(grep -n -m1 -F -- "${t#*@}" $SRC/patches/series | cut -d: -f1) - 1 )); [ $n -ge 0 ] || { echo "no patch holds ${t#*@}"; exit 1; };;
+          *) n=$(( $(grep -c . $SRC/patches/series) - ${t#*:} ));;
+        esac
         mkdir -p $d && tar xzf $SRC/tinygrad-0.12.0.tar.gz -C $d --strip-components=1 || exit 1
-        n=$(( $(grep -c . $SRC/patches/series) - ${t#*:} ))
         for p in $(head -n $n $SRC/patches/series); do patch -p1 -s --no-backup-if-mismatch -d $d < $SRC/patches/$p || { echo "patch $p failed"; exit 1; }; done
         log "$d: up to $(head -n $n $SRC/patches/series | tail -1)"
       done
@@ -64,6 +69,15 @@ for phase in "$@"; do
       decode quant-mv-2 all 120 GGUF_QUANT=1 $MV
       decode fp16-mv-2 all 120 $MV
       decode quant-default all 150 GGUF_QUANT=1;;
+    fused)  # 0029-0030 (q/k/v and gate/up in one matvec each, 232 -> 184 kernels a step), interleaved with and without, fp16 and Q6_K
+      while [ ! -e $W/lc/DONE ] && [ ! -e $W/lc/FAILED ] && [ $SECONDS -lt $STOP ]; do sleep 5; done; log "llama.cpp build: $(ls $W/lc | grep -E 'DONE|FAILED')"
+      decode fp16-mv-nofuse nofuse 120 $MV
+      decode fp16-mv all 120 $MV
+      decode fp16-mv-no30 no30 120 $MV
+      decode quant-mv-nofuse nofuse 150 GGUF_QUANT=1 $MV
+      decode quant-mv all 150 GGUF_QUANT=1 $MV
+      decode fp16-mv-nofuse-2 nofuse 120 $MV
+      decode fp16-mv-2 all 120 $MV;;
     profile) decode quant-prof all 150 GGUF_QUANT=1 $MV -- --profile --tokens 32;;
     llamacpp)
       while [ ! -e $W/lc/DONE ] && [ ! -e $W/lc/FAILED ]; do sleep 5; done

@@ -15,8 +15,8 @@ from tinygrad.apps.llm import Transformer, QuantLinear
 from tinygrad.codegen import get_program
 from test_decode_attention import decode_logits
 m, _ = Transformer.from_gguf(Tensor(pathlib.Path(sys.argv[2])).to(sys.argv[1]), max_context=32, quantized=True)
-opts = [str(o) for o in get_program(m.blk[0].ffn_up(Tensor.empty(1, 1, 256, dtype="half")).schedule()[-1].ast, Device[sys.argv[1]].renderer).applied_opts]
-print(json.dumps({"logits": decode_logits(m, [768, 300, 301], 5, stale=list(range(700, 712))).tolist(), "ffn_up_opts": opts}))
+opts = [str(o) for o in get_program(m.blk[0].ffn_gate_up(Tensor.empty(1, 1, 256, dtype="half")).schedule()[-1].ast, Device[sys.argv[1]].renderer).applied_opts]
+print(json.dumps({"logits": decode_logits(m, [768, 300, 301], 5, stale=list(range(700, 712))).tolist(), "ffn_gate_up_opts": opts}))
 """
 
 def run(dev:str, gguf:pathlib.Path) -> dict:
@@ -29,6 +29,6 @@ def run(dev:str, gguf:pathlib.Path) -> dict:
 
 def test_quantized_decode_on_the_emulated_orin_matches_cpu(tiny_gguf):
   emu, cpu = run("EMU", tiny_gguf), run("CPU", tiny_gguf)
-  assert emu["ffn_up_opts"][0].startswith("Opt(op=OptOps.GROUP, axis=0, arg=32)"), emu["ffn_up_opts"]
+  assert emu["ffn_gate_up_opts"][0].startswith("Opt(op=OptOps.GROUP, axis=0, arg=32)"), emu["ffn_gate_up_opts"]
   want = np.array(cpu["logits"])
   np.testing.assert_allclose(np.array(emu["logits"]), want, atol=2e-3 * np.abs(want).max())

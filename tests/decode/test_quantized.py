@@ -23,7 +23,7 @@ def test_gguf_load_keeps_raw_blocks(tiny_gguf):
 
 def test_linear_weights_stay_q6_k_blocks(models):
   ref, q = models
-  layers = {f"blk.{i}.{a}":getattr(b, a) for i,b in enumerate(q.blk) for a in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up",
+  layers = {f"blk.{i}.{a}":getattr(b, a) for i,b in enumerate(q.blk) for a in ("attn_qkv", "attn_output", "ffn_gate_up",
             "ffn_down")} | {"output": q.output}
   assert all(isinstance(l, QuantLinear) and l.ggml_type == Q6_K and l.blocks.dtype == dtypes.uint8 for l in layers.values())
   ref_layers = {name:ref.output if name == "output" else getattr(ref.blk[int(name.split(".")[1])], name.split(".")[2]) for name in layers}
@@ -39,8 +39,8 @@ def test_linear_weights_stay_q6_k_blocks(models):
 def test_blocks_dequantize_to_the_loaded_weights(models):
   # bit for bit, including the Q/K row permutation for RoPE and the tied output projection
   ref, q = models
-  pairs = [(q.output, ref.output)] + [(getattr(qb, a), getattr(rb, a)) for qb,rb in zip(q.blk, ref.blk) for a in ("attn_q", "attn_k", "attn_v",
-           "attn_output", "ffn_gate", "ffn_up", "ffn_down")]
+  pairs = [(q.output, ref.output)] + [(getattr(qb, a), getattr(rb, a)) for qb,rb in zip(q.blk, ref.blk) for a in ("attn_qkv", "attn_output",
+           "ffn_gate_up", "ffn_down")]
   for ql, lin in pairs: np.testing.assert_array_equal(ggml_blocks_to_tensor(ql.blocks, Q6_K).cast(dtypes.half).numpy(), lin.weight.numpy())
   np.testing.assert_array_equal(q.token_embd.weight.numpy(), ref.token_embd.weight.numpy())
 
@@ -55,9 +55,9 @@ def test_logits_and_greedy_tokens_match_dequantize_at_load(models):
 def test_each_matvec_reads_its_blocks_in_one_kernel(models):
   _, q = models
   kernels = decode_step(q)
-  layers = [q.output] + [getattr(b, a) for b in q.blk for a in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")]
+  layers = [q.output] + [getattr(b, a) for b in q.blk for a in ("attn_qkv", "attn_output", "ffn_gate_up", "ffn_down")]
   assert all(sum(any(b is l.blocks.uop.buffer for b in ei.bufs) for ei in kernels) == 1 for l in layers)
-  # and no kernel writes a dequantized weight: every output is smaller than the smallest weight (k and v, 128x256)
+  # and no kernel writes a dequantized weight: every output is smaller than the smallest weight (attn_output, 256x256)
   assert max(ei.bufs[0].size for ei in kernels) < min(l.blocks.shape[0] * l.blocks.shape[1] * 256 for l in layers)
 
 def random_q4_k(rng:np.random.Generator, rows:int, cols:int) -> np.ndarray:
