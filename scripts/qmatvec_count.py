@@ -37,7 +37,8 @@ def decode_kernels(ggml_type:int):
   for owner, attr in lins.values():
     w = getattr(owner, attr).weight
     setattr(owner, attr, QuantLinear(w.shape[1], w.shape[0], ggml_type))
-  for p in nn.state.get_parameters(m): p.replace(Tensor.empty(*p.shape, dtype=p.dtype))
+  # fp16 norm and embedding weights, as from_gguf loads them (HALF=1)
+  for p in nn.state.get_parameters(m): p.replace(Tensor.empty(*p.shape, dtype=dtypes.half if dtypes.is_float(p.dtype) else p.dtype))
   class Capture(list):
     def add(self, ei): self.append(ei)
   realize.capturing.append(cap:=Capture())
@@ -110,6 +111,7 @@ def main():
   ap = argparse.ArgumentParser()
   ap.add_argument("--types", default="q6_k,q4_k")
   ap.add_argument("--mv", default="4,64,1", help="MV_BLOCKSIZE,MV_THREADS_PER_ROW,MV_ROWS_PER_THREAD")
+  ap.add_argument("--proj", default=",".join(PROJ + ("lm_head",)), help="comma list of projections to print")
   ap.add_argument("--no-emu", action="store_true")
   ap.add_argument("--json")
   args = ap.parse_args()
@@ -125,6 +127,7 @@ def main():
   print(f"{'type':5s} {'proj':11s} {'be':6s} {'kernel':22s} {'w/thr':>6s} {'ptx loop/w':>10s} {'sass/w':>7s} {'ld/w':>5s} {'cvt/w':>5s} {'fp32/w':>6s} {'emu/w':>6s}")
   for tname in args.types.split(","):
     for proj, (ei, in_f, out_f) in decode_kernels(TYPES[tname]).items():
+      if proj not in args.proj.split(","): continue
       for be, (ren, comp) in backends.items():
         p = get_program(ei.ast, ren)
         cubin = comp.compile(p.src)
@@ -154,6 +157,7 @@ def main():
     if tool:
       for key, rate in (("sass_all_per_w", ORIN["lanes"]), ("sass_cvt_per_w", ORIN["cvt"]), ("sass_ld_per_w", ORIN["ld"])):
         est[key.split("_")[1] + "_ms"] = sum(r[key] * n(r) for r in tok) / (ORIN["sms"] * rate * ORIN["ghz"] * 1e9) * 1e3
+    if len(tok) < len(PROJ) + 1: continue
     print(f"{tname} Orin estimate per token (cuda_c, {weights/1e9:.2f} G weights, {nbytes/1e9:.2f} GB): " +
           "  ".join(f"{k} {v:.2f}" for k, v in est.items() if k.endswith("_ms")))
     rows.append(dict(type=tname, estimate=est))

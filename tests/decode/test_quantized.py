@@ -76,10 +76,13 @@ def test_quant_linear_matches_the_dequantized_matvec(ggml_type):
   assert GGML_BLOCKS[ggml_type][1] == raw.shape[-1]
   np.testing.assert_allclose(lin(x).float().numpy(), (x @ w.T).float().numpy(), rtol=1e-2, atol=1e-2)
 
+@pytest.mark.parametrize("lanes", [32, 16, 8])
 @pytest.mark.parametrize("ggml_type", [Q4_K, Q6_K])
-def test_block_runs_are_the_dequantized_weights(ggml_type):
-  # the matvec's lane-first unpacking gives, bit for bit, the weights ggml_data_to_tensor gives, run r lane i being weight r*32+i of its block
-  rng = np.random.default_rng(3)
+def test_block_runs_are_the_dequantized_weights(ggml_type, lanes):
+  # the matvec's lane-first unpacking gives, bit for bit, the weights ggml_data_to_tensor gives: term r lane i is weight (r//k)*32 + k*i + r%k
+  # of its block, k = 32/lanes
+  rng, k = np.random.default_rng(3), 32 // lanes
   raw = random_q4_k(rng, 16, 512) if ggml_type == Q4_K else random_q6_k(rng, 16, 512).reshape(16, 2, 210)
-  runs = Tensor.stack(*block_runs(Tensor(raw), ggml_type), dim=2).reshape(16, 512)
+  terms = Tensor.stack(*block_runs(Tensor(raw), ggml_type, lanes), dim=-1)   # (16, 2, lanes, 8*k)
+  runs = terms.reshape(16, 2, lanes, 8, k).permute(0, 1, 3, 2, 4).reshape(16, 512)
   np.testing.assert_array_equal(runs.numpy(), ggml_data_to_tensor(Tensor(raw.flatten()), 16 * 512, ggml_type).reshape(16, 512).numpy())
