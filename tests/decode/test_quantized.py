@@ -60,6 +60,16 @@ def test_each_matvec_reads_its_blocks_in_one_kernel(models):
   # and no kernel writes a dequantized weight: every output is smaller than the smallest weight (k and v, 128x256)
   assert max(ei.bufs[0].size for ei in kernels) < min(l.blocks.shape[0] * l.blocks.shape[1] * 256 for l in layers)
 
+def test_matvecs_do_not_recompute_the_rmsnorm(models):
+  # the RMSNorm before a projection is a kernel of its own: fused into the matvec, every row of the weight would compute it again
+  _, q = models
+  kernels = decode_step(q)
+  norms = [q.output_norm.weight] + [getattr(b, n).weight for b in q.blk for n in ("attn_norm", "ffn_norm")]
+  layers = [q.output] + [getattr(b, a) for b in q.blk for a in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")]
+  for l in layers:
+    ei = next(ei for ei in kernels if any(b is l.blocks.uop.buffer for b in ei.bufs))
+    assert not any(b is n.uop.buffer for b in ei.bufs for n in norms), [b.size for b in ei.bufs]
+
 def random_q4_k(rng:np.random.Generator, rows:int, cols:int) -> np.ndarray:
   blocks = rng.integers(0, 256, (rows * cols // 256, 144), dtype=np.uint8)
   blocks[:, 0:4] = (rng.uniform(0.5, 1.5, (len(blocks), 2)) * 1e-3).astype(np.float16).view(np.uint8).reshape(-1, 4)  # d, dmin
