@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The quantized (Q6_K) matvec on one NVIDIA GPU: each LLaMA-3.2-1B projection as one kernel (scripts/qmatvec_bench.py:
-# fp16, Q6_K of 0029 (bytes to floats by their bits, QUANT_LANES 8/16/32), of 0026 (lane-first, tree no29), flat), then decode tok/s with fp16 and GGUF_QUANT=1 weights, then llama.cpp tg128/pp512,
+# fp16, Q6_K of 0029 (bytes to floats by their bits, QUANT_LANES 8/16/32), of 0026 (lane-first, tree no29 = without 0029-0030), flat), then decode tok/s with fp16 and GGUF_QUANT=1 weights, then llama.cpp tg128/pp512,
 # each with the sdist + SRC/patches/series cut as TREES says. llama.cpp builds in the background from the start; the decode phases wait for it.
 #   usage: scripts/device_qmatvec.sh SRC OUT PHASE...   (SRC as for device_bench.sh, plus SRC/scripts/{bench,synth_gguf,qmatvec_bench}.py;
 #   pip wheels for gguf in SRC/whl/). phases: prep kernels decode profile llamacpp; none starts after STOP seconds, and a
@@ -8,7 +8,7 @@
 set -uo pipefail
 SRC=$(realpath "$1") OUT=$(realpath "$2"); shift 2
 W=/tmp/devbench; G=$W/llama-3.2-1b-q6_k.gguf S=$SRC/scripts STOP=${STOP:-480}
-TREES=${TREES:-"all:0 no29:1 flat:5"}  # NAME:N, the sdist + patches/series without its last N patches, in $W/NAME
+TREES=${TREES:-"all:0 no30:1 no29:2 flat:6"}  # NAME:N, the sdist + patches/series without its last N patches, in $W/NAME
 MV="MV_BLOCKSIZE=4 MV_THREADS_PER_ROW=64 MV_ROWS_PER_THREAD=1"
 log() { echo "[$(date -u +%T) +${SECONDS}s] $*"; }
 mkdir -p $W $OUT; export PYTHONPATH=/tmp/site
@@ -49,13 +49,14 @@ for phase in "$@"; do
       wait $gp || { cat $OUT/gguf.log; exit 1; }; ls -l $G;;
     kernels)  # device-timed, so the llama.cpp build on the CPUs does not skew it; "q6_k flat" is QuantLinear before 0025-0026
       PYTHONPATH=$W/all:/tmp/site timeout 300 python3 $S/qmatvec_bench.py --dev CUDA --out $OUT/qmatvec.json --lanes ${LANES:-8,16,32} \
-        ${QMV:---mv 4,64,1 --mv 4,32,1 --mv 4,8,1 --mv 4,32,2 --mv 4,8,4} 2>&1 | tee $OUT/qmatvec.log | grep -v "^\["
+        ${QMV:---mv 4,64,1 --mv 4,32,1 --mv 4,8,1} 2>&1 | tee $OUT/qmatvec.log | grep -v "^\["
       PYTHONPATH=$W/no29:/tmp/site timeout 120 python3 $S/qmatvec_bench.py --dev CUDA --out $OUT/qmatvec-no29.json --forms q6_k \
         --mv 4,64,1 --mv 4,32,1 --mv 4,8,1 2>&1 | tee $OUT/qmatvec-no29.log | grep -v "^\[";;
     decode)
       while [ ! -e $W/lc/DONE ] && [ ! -e $W/lc/FAILED ] && [ $SECONDS -lt $STOP ]; do sleep 5; done; log "llama.cpp build: $(ls $W/lc | grep -E 'DONE|FAILED')"
       decode quant-mv all 150 GGUF_QUANT=1 $MV
       decode fp16-mv all 120 $MV
+      decode quant-mv-no30 no30 150 GGUF_QUANT=1 $MV
       decode quant-mv-no29 no29 150 GGUF_QUANT=1 $MV
       decode quant-mv-l16 all 150 GGUF_QUANT=1 QUANT_LANES=16 $MV
       decode quant-mv-l32 all 150 GGUF_QUANT=1 QUANT_LANES=32 $MV
