@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# The quantized (Q6_K) matvec on one NVIDIA GPU: each LLaMA-3.2-1B projection as one kernel (scripts/qmatvec_bench.py:
-# fp16, Q6_K lane-first, Q6_K flat), then decode tok/s with fp16 and GGUF_QUANT=1 weights, then llama.cpp tg128/pp512,
-# each with the sdist + SRC/patches/series cut as TREES says. llama.cpp builds in the background from the start; the decode phases wait for it.
+# Decode on one NVIDIA GPU, the series' speed patches each measured against the tree without it: each LLaMA-3.2-1B projection as one
+# kernel (scripts/qmatvec_bench.py: fp16, Q6_K of the whole series at QUANT_LANES 8/16/32, of tree nobits (0026's lane-first form),
+# of tree pre25 (flat)), then decode tok/s with fp16 and GGUF_QUANT=1 weights per tree, then llama.cpp tg128/pp512 on the same file.
+# Each tree is the sdist + SRC/patches/series cut as TREES says. llama.cpp builds in the background from the start; timed decode waits for it.
 #   usage: scripts/device_qmatvec.sh SRC OUT PHASE...   (SRC as for device_bench.sh, plus SRC/scripts/{bench,synth_gguf,qmatvec_bench}.py;
-#   pip wheels for gguf in SRC/whl/). phases: prep kernels decode fused profile llamacpp; none starts after STOP seconds, and a
+#   pip wheels for gguf in SRC/whl/). phases: prep kernels decode older repeat profile llamacpp; none starts after STOP seconds, and a
 #   second call on the same machine skips the decode runs the first finished. Logs and JSON land in OUT/results.tgz.
 set -uo pipefail
 SRC=$(realpath "$1") OUT=$(realpath "$2"); shift 2
 W=/tmp/devbench; G=$W/llama-3.2-1b-q6_k.gguf S=$SRC/scripts STOP=${STOP:-480}
-# NAME:N, the sdist + patches/series without its last N patches, or NAME@TEXT, up to the first patch whose name holds TEXT, in $W/NAME
-# (no26: without 0028, no25: without 0027 on, main: without 0025 on, nofuse: without 0029-0030, no30: without 0030)
-TREES=${TREES:-"all:0 no26@a-reduce-to-one-value no25@decode-attends-over-the-KV main@matvec-opts-for-sums nofuse@project-q-k-and-v no30@project-the-ffn-s-gate"}
+# NAME:N, the sdist + patches/series without its last N patches, or NAME@TEXT, up to the first patch whose name holds TEXT, in $W/NAME:
+# nox without the x buffer, nobits also without bytes-to-floats-by-bits, nofuse also without the fused projections, no28/no27/pre25 without 0028/0027/0025 on
+TREES=${TREES:-"all:0 nox@quantized-matvecs-read-x nobits@quantized-matvecs-make-floats nofuse@project-q-k-and-v no28@a-reduce-to-one-value no27@decode-attends-over-the-KV pre25@matvec-opts-for-sums"}
 MV="MV_BLOCKSIZE=4 MV_THREADS_PER_ROW=64 MV_ROWS_PER_THREAD=1"
 log() { echo "[$(date -u +%T) +${SECONDS}s] $*"; }
 mkdir -p $W $OUT; export PYTHONPATH=/tmp/site
@@ -52,32 +53,35 @@ for phase in "$@"; do
         log "$d: up to $(head -n $n $SRC/patches/series | tail -1)"
       done
       wait $gp || { cat $OUT/gguf.log; exit 1; }; ls -l $G;;
-    kernels)  # device-timed, so the llama.cpp build on the CPUs does not skew it; QuantLinear of the main tree is the flat layout
-      PYTHONPATH=$W/all:/tmp/site timeout 240 python3 $S/qmatvec_bench.py --dev CUDA --out $OUT/qmatvec.json \
-        ${QMV:---mv 4,64,1 --mv 4,32,1 --mv 2,32,1 --mv 8,32,1 --mv 4,32,2 --mv 4,16,1 --mv 4,8,4} 2>&1 | tee $OUT/qmatvec.log | grep -v "^\["
-      PYTHONPATH=$W/main:/tmp/site timeout 120 python3 $S/qmatvec_bench.py --dev CUDA --out $OUT/qmatvec-main.json --forms q6_k \
-        --mv 4,64,1 --mv 4,8,1 --mv 4,8,4 2>&1 | tee $OUT/qmatvec-main.log | grep -v "^\[";;
-    decode)
+    kernels)  # device-timed, so the llama.cpp build on the CPUs does not skew it
+      PYTHONPATH=$W/all:/tmp/site timeout 300 python3 $S/qmatvec_bench.py --dev CUDA --out $OUT/qmatvec.json --lanes ${LANES:-8,16,32} \
+        ${QMV:---mv 4,64,1 --mv 4,32,1 --mv 4,8,1} 2>&1 | tee $OUT/qmatvec.log | grep -v "^\["
+      PYTHONPATH=$W/nobits:/tmp/site timeout 120 python3 $S/qmatvec_bench.py --dev CUDA --out $OUT/qmatvec-nobits.json --forms q6_k \
+        --mv 4,64,1 --mv 4,32,1 --mv 4,8,1 2>&1 | tee $OUT/qmatvec-nobits.log | grep -v "^\["
+      PYTHONPATH=$W/pre25:/tmp/site timeout 120 python3 $S/qmatvec_bench.py --dev CUDA --out $OUT/qmatvec-pre25.json --forms q6_k \
+        --mv 4,64,1 --mv 4,8,1 2>&1 | tee $OUT/qmatvec-pre25.log | grep -v "^\[";;
+    decode)  # the newest patches first: each tree one process, fp16 and Q6_K
       while [ ! -e $W/lc/DONE ] && [ ! -e $W/lc/FAILED ] && [ $SECONDS -lt $STOP ]; do sleep 5; done; log "llama.cpp build: $(ls $W/lc | grep -E 'DONE|FAILED')"
       decode quant-mv all 150 GGUF_QUANT=1 $MV
       decode fp16-mv all 120 $MV
-      decode quant-mv-no26 no26 150 GGUF_QUANT=1 $MV
-      decode fp16-mv-no26 no26 120 $MV
-      decode quant-mv-no25 no25 150 GGUF_QUANT=1 $MV
-      decode fp16-mv-no25 no25 120 $MV
-      decode quant-mv-main main 150 GGUF_QUANT=1 $MV
+      decode quant-mv-nox nox 150 GGUF_QUANT=1 $MV
+      decode quant-mv-nobits nobits 150 GGUF_QUANT=1 $MV
+      decode quant-mv-nofuse nofuse 150 GGUF_QUANT=1 $MV
+      decode fp16-mv-nofuse nofuse 120 $MV
+      decode quant-mv-l16 all 150 GGUF_QUANT=1 QUANT_LANES=16 $MV
+      decode quant-mv-l32 all 150 GGUF_QUANT=1 QUANT_LANES=32 $MV;;
+    older)  # 0025-0028, each against the tree without it
+      decode quant-mv-no28 no28 150 GGUF_QUANT=1 $MV
+      decode fp16-mv-no28 no28 120 $MV
+      decode quant-mv-no27 no27 150 GGUF_QUANT=1 $MV
+      decode fp16-mv-no27 no27 120 $MV
+      decode quant-mv-pre25 pre25 150 GGUF_QUANT=1 $MV;;
+    repeat)  # the same processes again, for the spread
       decode quant-mv-2 all 120 GGUF_QUANT=1 $MV
       decode fp16-mv-2 all 120 $MV
-      decode quant-default all 150 GGUF_QUANT=1;;
-    fused)  # 0029-0030 (q/k/v and gate/up in one matvec each, 232 -> 184 kernels a step), interleaved with and without, fp16 and Q6_K
-      while [ ! -e $W/lc/DONE ] && [ ! -e $W/lc/FAILED ] && [ $SECONDS -lt $STOP ]; do sleep 5; done; log "llama.cpp build: $(ls $W/lc | grep -E 'DONE|FAILED')"
-      decode fp16-mv-nofuse nofuse 120 $MV
-      decode fp16-mv all 120 $MV
-      decode fp16-mv-no30 no30 120 $MV
-      decode quant-mv-nofuse nofuse 150 GGUF_QUANT=1 $MV
-      decode quant-mv all 150 GGUF_QUANT=1 $MV
+      decode quant-mv-nofuse-2 nofuse 150 GGUF_QUANT=1 $MV
       decode fp16-mv-nofuse-2 nofuse 120 $MV
-      decode fp16-mv-2 all 120 $MV;;
+      decode quant-default all 150 GGUF_QUANT=1;;
     profile) decode quant-prof all 150 GGUF_QUANT=1 $MV -- --profile --tokens 32;;
     llamacpp)
       while [ ! -e $W/lc/DONE ] && [ ! -e $W/lc/FAILED ]; do sleep 5; done

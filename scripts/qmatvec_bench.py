@@ -3,7 +3,10 @@
 the matvec, the way the series lays them out now (apps/llm QuantLinear) and the flat layout it had before
 (x @ ggml_blocks_to_tensor(blocks).T). Prints one line per (shape, form, MV) and writes JSON.
 
-  python3 scripts/qmatvec_bench.py --dev CUDA --mv 4,64,1 --mv 4,32,1 --out qmv.json
+  python3 scripts/qmatvec_bench.py --dev CUDA --mv 4,64,1 --mv 4,32,1 --lanes 8,16 --out qmv.json
+
+--lanes sets apps.llm.QUANT_LANES (patch 0031: lanes a block, 32/lanes consecutive weights a lane) for the q6_k form; a tree without 0031
+has no QUANT_LANES and runs its own layout (32 lanes, one weight each).
 
 Each kernel runs over enough copies of its weights (>= 256 MB together) that they come from DRAM, not L2, as they do in
 decode; the figure is the median device time of one launch (ExecItem.run(wait=True)), GB/s counts the weight bytes.
@@ -21,10 +24,12 @@ def main():
   ap.add_argument("--ref-mv", default="4,64,1", help="MV for the fp16 and flat Q6_K reference kernels")
   ap.add_argument("--shapes", default=",".join(SHAPES), help="comma list of: " + " ".join(SHAPES))
   ap.add_argument("--forms", default="q6_k,q6_k flat,fp16", help="comma list of: q6_k (QuantLinear of this tree), q6_k flat, fp16")
+  ap.add_argument("--lanes", default="", help="comma list of QUANT_LANES for the q6_k form (trees with patch 0031)")
   ap.add_argument("--reps", type=int, default=40)
   ap.add_argument("--out", default="qmatvec.json")
   args = ap.parse_args()
   from tinygrad import Tensor, Device, dtypes, helpers, nn
+  from tinygrad.apps import llm
   from tinygrad.apps.llm import QuantLinear
   from tinygrad.engine import realize
   sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -44,8 +49,10 @@ def main():
     x = Tensor(rng.standard_normal((1, 1, in_f)).astype(np.float16), device=args.dev).realize()
     ref = x.linear(w16.T).float().numpy()
     for form, f in [(n, forms[n]) for n in args.forms.split(",")]:
-      for mv in (args.mv if form == "q6_k" else [args.ref_mv]):
+      for lanes, mv in [(l, m) for l in ([int(l) for l in args.lanes.split(",") if l] or [None]) for m in args.mv] if form == "q6_k" else [(None, args.ref_mv)]:
         for k, v in zip(("MV_BLOCKSIZE", "MV_THREADS_PER_ROW", "MV_ROWS_PER_THREAD"), mv.split(",")): os.environ[k] = v
+        if lanes: llm.QUANT_LANES = lanes
+        lanes = getattr(llm, "QUANT_LANES", 32) if form == "q6_k" else None
         helpers.getenv.cache_clear(); realize.method_cache.clear()
         st = time.perf_counter()
         eis = [f(lin, x).schedule()[-1].lower() for lin in lins]
@@ -57,9 +64,9 @@ def main():
         err = float(np.abs(got - ref.flatten()).max() / np.abs(ref).max())
         us = statistics.median(ts) * 1e6
         nbytes = (w16 if form == "fp16" else raw).nbytes()
-        rows.append(dict(shape=shape, in_f=in_f, out_f=out_f, form=form, mv=mv, kernel=eis[0].prg.p.function_name, us=us, weight_GB_s=nbytes / us / 1e3,
+        rows.append(dict(shape=shape, in_f=in_f, out_f=out_f, form=form, mv=mv, lanes=lanes, kernel=eis[0].prg.p.function_name, us=us, weight_GB_s=nbytes / us / 1e3,
                          opts=[str(o) for o in eis[0].prg.p.applied_opts], max_rel_err=err, compile_s=compile_s, copies=len(lins)))
-        print(f"{shape:8s} {form:10s} MV={mv:7s} {us:8.1f} us {nbytes/us/1e3:7.0f} GB/s  err {err:.1e}  {eis[0].prg.p.function_name}", flush=True)
+        print(f"{shape:8s} {form:10s} MV={mv:7s} lanes={lanes or '-':<2} {us:8.1f} us {nbytes/us/1e3:7.0f} GB/s  err {err:.1e}  {eis[0].prg.p.function_name}", flush=True)
   json.dump(dict(device=Device[args.dev].renderer.arch if hasattr(Device[args.dev].renderer, "arch") else args.dev, rows=rows),
             open(args.out, "w"), indent=1)
 

@@ -1,8 +1,9 @@
-# The decode kernels of patches 0025-0027 (lane-first quantized matvecs with GROUP 32 over shared memory, attention over 16-rounded
+# The decode kernels of patches 0025-0032 (lane-first quantized matvecs with GROUP QUANT_LANES over shared memory, attention over 16-rounded
 # positions) run on the emulated Orin (EMU: the PTX interpreter room, launched like NV) with the logits the CPU gives.
 import json, os, pathlib, subprocess, sys
 import numpy as np
 import tinygrad
+from tinygrad.apps.llm import QUANT_LANES
 
 HERE = pathlib.Path(__file__).resolve().parent
 # one process per device: apps.llm caches its RoPE table on the device of first use
@@ -29,6 +30,6 @@ def run(dev:str, gguf:pathlib.Path) -> dict:
 
 def test_quantized_decode_on_the_emulated_orin_matches_cpu(tiny_gguf):
   emu, cpu = run("EMU", tiny_gguf), run("CPU", tiny_gguf)
-  assert emu["ffn_gate_up_opts"][0].startswith("Opt(op=OptOps.GROUP, axis=0, arg=32)"), emu["ffn_gate_up_opts"]
+  assert emu["ffn_gate_up_opts"][0].startswith(f"Opt(op=OptOps.GROUP, axis=0, arg={QUANT_LANES})"), emu["ffn_gate_up_opts"]
   want = np.array(cpu["logits"])
   np.testing.assert_allclose(np.array(emu["logits"]), want, atol=2e-3 * np.abs(want).max())

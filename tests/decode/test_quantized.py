@@ -60,6 +60,16 @@ def test_each_matvec_reads_its_blocks_in_one_kernel(models):
   # and no kernel writes a dequantized weight: every output is smaller than the smallest weight (attn_output, 256x256)
   assert max(ei.bufs[0].size for ei in kernels) < min(l.blocks.shape[0] * l.blocks.shape[1] * 256 for l in layers)
 
+def test_matvecs_do_not_recompute_the_rmsnorm(models):
+  # the RMSNorm before a projection is a kernel of its own: fused into the matvec, every row of the weight would compute it again
+  _, q = models
+  kernels = decode_step(q)
+  norms = [q.output_norm.weight] + [getattr(b, n).weight for b in q.blk for n in ("attn_norm", "ffn_norm")]
+  layers = [q.output] + [getattr(b, a) for b in q.blk for a in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")]
+  for l in layers:
+    ei = next(ei for ei in kernels if any(b is l.blocks.uop.buffer for b in ei.bufs))
+    assert not any(b is n.uop.buffer for b in ei.bufs for n in norms), [b.size for b in ei.bufs]
+
 def random_q4_k(rng:np.random.Generator, rows:int, cols:int) -> np.ndarray:
   blocks = rng.integers(0, 256, (rows * cols // 256, 144), dtype=np.uint8)
   blocks[:, 0:4] = (rng.uniform(0.5, 1.5, (len(blocks), 2)) * 1e-3).astype(np.float16).view(np.uint8).reshape(-1, 4)  # d, dmin
@@ -76,10 +86,13 @@ def test_quant_linear_matches_the_dequantized_matvec(ggml_type):
   assert GGML_BLOCKS[ggml_type][1] == raw.shape[-1]
   np.testing.assert_allclose(lin(x).float().numpy(), (x @ w.T).float().numpy(), rtol=1e-2, atol=1e-2)
 
+@pytest.mark.parametrize("lanes", [32, 16, 8])
 @pytest.mark.parametrize("ggml_type", [Q4_K, Q6_K])
-def test_block_runs_are_the_dequantized_weights(ggml_type):
-  # the matvec's lane-first unpacking gives, bit for bit, the weights ggml_data_to_tensor gives, run r lane i being weight r*32+i of its block
-  rng = np.random.default_rng(3)
+def test_block_runs_are_the_dequantized_weights(ggml_type, lanes):
+  # the matvec's lane-first unpacking gives, bit for bit, the weights ggml_data_to_tensor gives: term r lane i is weight (r//k)*32 + k*i + r%k
+  # of its block, k = 32/lanes
+  rng, k = np.random.default_rng(3), 32 // lanes
   raw = random_q4_k(rng, 16, 512) if ggml_type == Q4_K else random_q6_k(rng, 16, 512).reshape(16, 2, 210)
-  runs = Tensor.stack(*block_runs(Tensor(raw), ggml_type), dim=2).reshape(16, 512)
+  terms = Tensor.stack(*block_runs(Tensor(raw), ggml_type, lanes), dim=-1)   # (16, 2, lanes, 8*k)
+  runs = terms.reshape(16, 2, lanes, 8, k).permute(0, 1, 3, 2, 4).reshape(16, 512)
   np.testing.assert_array_equal(runs.numpy(), ggml_data_to_tensor(Tensor(raw.flatten()), 16 * 512, ggml_type).reshape(16, 512).numpy())

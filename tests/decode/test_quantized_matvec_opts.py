@@ -1,15 +1,17 @@
 # A matvec over quantized blocks (QuantLinear) gets the same matvec opts as an fp16 one: GROUP over the reduce, LOCAL and UPCAST over rows.
 # Kernels are scheduled on the NULL device and lowered with the sm_87 renderers: no GPU needed.
-import pytest
+import re, pytest
 from tinygrad import Tensor, dtypes, getenv
-from tinygrad.apps.llm import QuantLinear
+from tinygrad.apps.llm import QuantLinear, QUANT_LANES
+from tinygrad.helpers import prod
 from tinygrad.codegen import get_program
 from tinygrad.codegen.opt import Opt, OptOps
 from tinygrad.nn.state import GGML_BLOCKS
 from tinygrad.renderer.cstyle import NVRenderer
 from tinygrad.renderer.ptx import PTXRenderer
-from tinygrad.runtime.support.compiler_cuda import NVCompiler, NVPTXCompiler
+from tinygrad.runtime.support.compiler_cuda import CUDACompiler, NVCompiler, NVPTXCompiler
 from tinygrad.uop.ops import Ops
+from qmatvec_count import ptx_loop  # scripts/, on the path from conftest.py
 
 RENDERERS = {"cuda_c": lambda: NVRenderer("sm_87"), "ptx": lambda: PTXRenderer("sm_87", device="NV")}
 COMPILERS = {"cuda_c": lambda: NVCompiler("sm_87"), "ptx": lambda: NVPTXCompiler("sm_87")}  # NVRTC and nvJitLink from the PyPI wheels
@@ -58,13 +60,28 @@ def mv_env(monkeypatch):
   monkeypatch.undo()
   getenv.cache_clear()
 
-# a warp spreads over the 32 byte lanes of a block, so it reads 32 consecutive quant bytes (Q4_K qs, Q6_K ql and qh) and each scale once,
-# whatever the row length
+# the threads of a row spread over the QUANT_LANES lanes of a block, each lane 32/QUANT_LANES consecutive quant bytes (Q4_K qs, Q6_K ql and qh) next to
+# its neighbour's, and the scales, mins and d shared, whatever the row length
 @pytest.mark.parametrize("threads", [32, 64])
 @pytest.mark.parametrize("ggml_type", [12, 14], ids=["q4_k", "q6_k"])
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 def test_quantized_matvec_spreads_block_lanes_over_threads(shape, ggml_type, threads, mv_env):
   mv_env(MV_BLOCKSIZE=4, MV_THREADS_PER_ROW=threads, MV_ROWS_PER_THREAD=1)
   p = get_program(matvec_kernel(*shape, ggml_type), RENDERERS["cuda_c"]())
-  assert [(o.op, o.arg) for o in p.applied_opts] == [(OptOps.GROUP, 32), (OptOps.LOCAL, 4)]
-  assert sorted(set(thread_strides(p))) == [0, 1], "quant bytes of neighbouring threads are neighbours, scales and d shared"
+  assert [(o.op, o.arg) for o in p.applied_opts] == [(OptOps.GROUP, QUANT_LANES), (OptOps.LOCAL, 4)]
+  assert sorted(set(thread_strides(p))) == [0, 32 // QUANT_LANES], "a thread's quant bytes follow its neighbour's, scales and d shared"
+
+# the dequantization inside the matvec makes floats of bytes without int to float conversions (I2F issues at 1/8 the FMA rate on sm_86/87,
+# and there were two per weight), and its loop stays within the instruction count per weight measured for the patch (scripts/qmatvec_count.py)
+PTX_LOOP_PER_WEIGHT = {("cuda_c", 12): 15, ("cuda_c", 14): 13.5, ("ptx", 12): 22, ("ptx", 14): 24}
+INT_TO_FLOAT = re.compile(r"\bcvt(\.rn)?\.f(16|32)\.[su](8|16|32|64)\b")
+@pytest.mark.parametrize("backend", RENDERERS.keys())
+@pytest.mark.parametrize("ggml_type", [12, 14], ids=["q4_k", "q6_k"])
+def test_quantized_matvec_instructions_per_weight(ggml_type, backend, mv_env):
+  mv_env(MV_BLOCKSIZE=4, MV_THREADS_PER_ROW=64, MV_ROWS_PER_THREAD=1)
+  p = get_program(matvec_kernel(2048, 2048, ggml_type), RENDERERS[backend]())
+  ptx = CUDACompiler("sm_87").compile(p.src).decode() if backend == "cuda_c" else p.src
+  assert not INT_TO_FLOAT.findall(ptx), "bytes become floats by their bits, not by cvt"
+  gs, ls = p.launch_dims({})
+  weights_per_iter = 2048 * 2048 / (prod(gs) * prod(ls)) / next(u for u in p.uops if u.op is Ops.RANGE).src[0].arg
+  assert len(ptx_loop(ptx)) / weights_per_iter <= PTX_LOOP_PER_WEIGHT[(backend, ggml_type)]
