@@ -31,7 +31,7 @@ SUITES = [
   Suite("tegra (NV, emulated Orin)", ["tests/tegra", "-n", WORKERS, *HANG], env=EMU),
   Suite("upstream test_ops (CPU)", ["test/test_ops.py", "-n", WORKERS], cwd=TREE, env={"CPU": "1"}, upstream=True),
   Suite("upstream test_ops (NV, emulated Orin)", ["test/test_ops.py", "-n", WORKERS, *HANG], cwd=TREE, env=EMU, upstream=True),
-  # the PTX renderer (NV_PTX=1) through the same TegraIface: ~400 tests in 3-4 min on 2 workers here, like the NVRTC run
+  # the PTX renderer (NV_PTX=1) through the same TegraIface: ~400 tests in 4-6 min on 2 workers here, like the NVRTC run
   Suite("upstream test_ops (NV_PTX, emulated Orin)", ["test/test_ops.py", "-n", WORKERS, *HANG], cwd=TREE, env={**EMU, "NV_PTX": "1"}, upstream=True),
   # whole, in one process: the seed's kernargs exhaustion only showed after ~27 tests in one process (~20 s)
   Suite("upstream test_jit (NV, emulated Orin)", ["test/test_jit.py", "-p", "no:xdist", *HANG], cwd=TREE, env=EMU, upstream=True),
