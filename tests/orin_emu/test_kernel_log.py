@@ -2,7 +2,7 @@
 import errno, os, pathlib, subprocess, sys
 import pytest
 from orin_emu.kernel.klog import nvgpu_line
-from tegra import F, kernel_log
+from tegra_conformance.tegra import F, kernel_log
 
 def test_nvgpu_line_format():
   assert nvgpu_line("gk20a_channel_ioctl", 7, "ERR", "x" * 200) == "nvgpu: 17000000.gpu " + " " * 14 + "gk20a_channel_ioctl:7    [ERR]  " + "x" * 159
