@@ -1,5 +1,7 @@
-import os, pytest
-from orin_emu.kernel import reset
+import os, pathlib, sys, pytest
+# tests/ is the import root (the conformance suite's raw helper, tegra_conformance.tegra, is shared), whatever the rootdir and import mode
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from orin_emu.kernel import reset  # noqa: E402
 
 # The emulator's own tests route FileIOInterface to the emulated Orin for the whole process. On a Jetson that would put the
 # conformance suite (tests/tegra_conformance) on the emulator too, so there they are left out unless ORIN_EMU=1 asks for it.
