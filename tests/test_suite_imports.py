@@ -7,7 +7,7 @@ import pytest
 from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
-def pytest_in_importlib_mode(rootdir:Path, *args:str) -> subprocess.CompletedProcess:
+def run_in_importlib_mode(rootdir:Path, *args:str) -> subprocess.CompletedProcess:
   env = {k: v for k, v in os.environ.items() if k not in ("ORIN_EMU", "NV")}   # collecting and the checks run here need no GPU
   return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib", "--rootdir", str(rootdir),
                          *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
@@ -19,5 +19,5 @@ RUNS = {"tegra": "test_uapi or test_explicit_iface_choice", "tegra_conformance":
 @pytest.mark.parametrize("suite", sorted(RUNS))
 @pytest.mark.parametrize("where", ["clone", "suite"])
 def test_suite_imports_in_importlib_mode(suite, where):
-  r = pytest_in_importlib_mode(ROOT if where == "clone" else ROOT/"tests"/suite, f"tests/{suite}", "-k", RUNS[suite])
-  assert r.returncode == 0 and " passed" in r.stdout and "error" not in r.stdout.lower(), r.stdout[-3000:] + r.stderr[-3000:]
+  r = run_in_importlib_mode(ROOT if where == "clone" else ROOT/"tests"/suite, f"tests/{suite}", "-k", RUNS[suite])
+  assert r.returncode == 0 and " passed" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
