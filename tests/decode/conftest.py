@@ -3,7 +3,8 @@ import pytest
 from tinygrad import Tensor
 from tinygrad.apps.llm import Transformer
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
+# the suite's helpers (decode_helpers) and scripts/ (synth_gguf, qmatvec_count) import by name in any import mode, whatever the rootdir
+sys.path[:0] = [str(pathlib.Path(__file__).resolve().parent), str(pathlib.Path(__file__).resolve().parents[2] / "scripts")]
 from synth_gguf import write_llama_gguf  # noqa: E402
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,12 @@
 import os, pathlib, sys, pytest
-from orin_emu.kernel import reset
+# tests/ is the import root (the conformance suite's raw helper, tegra_conformance.tegra, is shared), whatever the rootdir and import mode
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from orin_emu.kernel import reset  # noqa: E402
 
 # The emulator's own tests route FileIOInterface to the emulated Orin for the whole process. On a Jetson that would put the
 # conformance suite (tests/tegra_conformance) on the emulator too, so there they are left out unless ORIN_EMU=1 asks for it.
 if os.path.exists("/dev/nvgpu/igpu0/ctrl") and os.environ.get("ORIN_EMU") != "1": collect_ignore_glob = ["test_kernel_*.py"]
 else: import orin_emu.hook  # noqa: F401
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]/"tegra_conformance"))   # the raw bring-up helper, shared
 
 @pytest.fixture
 def k():
@@ -15,7 +16,7 @@ def k():
 
 @pytest.fixture
 def orin(k):
-  from tegra import Orin
+  from tegra_conformance.tegra import Orin
   o = Orin()
   yield o
   o.close()

@@ -1,7 +1,7 @@
 # Fault injection for TegraIface's reliability tests: the nth allocation, any ioctl with a chosen errno, opens, channel errors.
 import ctypes, errno, os, pathlib, subprocess, sys
 import pytest
-from tegra import F, CTRL, PAGE, errno_of
+from tegra_conformance.tegra import F, CTRL, PAGE, errno_of
 from orin_emu.faults import MMUFault, SMException
 from orin_emu.kernel.uapi import structs as S, ioctls as I, consts as C
 
@@ -50,9 +50,9 @@ def test_channel_error_state_and_notifier(k, orin):
   assert S.nvgpu_notification.from_buffer_copy(ctypes.string_at(p + 64, 16)).info32 == C.NVGPU_CHANNEL_GR_EXCEPTION
 
 def test_faults_from_the_environment_reach_a_subprocess(tmp_path):
-  code = ("import orin_emu.hook, errno; from tegra import Orin, errno_of; o = Orin(); h = o.create(4096); "
+  code = ("import orin_emu.hook, errno; from tegra_conformance.tegra import Orin, errno_of; o = Orin(); h = o.create(4096); "
           "print(errno_of(lambda: o.alloc(h)), errno_of(lambda: o.alloc_as()))")
   env = {**os.environ, "ORIN_EMU_FAULTS": "alloc:1,ioctl:NVGPU_GPU_IOCTL_ALLOC_AS:EPERM", "ORIN_EMU_KMSG": str(tmp_path/"kmsg"),
-         "PYTHONPATH": os.pathsep.join([str(p) for p in (ROOT, ROOT/"tegra_conformance")] + [os.environ.get("PYTHONPATH", "")])}
+         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
   out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
   assert out.stdout.split() == [str(errno.ENOMEM), str(errno.EPERM)], out.stderr

@@ -2,7 +2,7 @@
 import ctypes, mmap
 import numpy as np
 from orin_emu.kernel.uapi import consts as C
-from tegra import PAGE
+from tegra_conformance.tegra import PAGE
 
 FIXED = C.NVGPU_AS_MAP_BUFFER_FLAGS_FIXED_OFFSET
 

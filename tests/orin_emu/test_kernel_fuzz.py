@@ -4,7 +4,7 @@
 import errno, random, struct
 from orin_emu.kernel import NotEmulated, MachineFrozen
 from orin_emu.kernel.uapi import UAPI
-from tegra import PAGE, WC, SHARED_WINDOW
+from tegra_conformance.tegra import PAGE, WC, SHARED_WINDOW
 
 def payloads(rng:random.Random, words:list[int], n:int):
   yield bytes(1024)

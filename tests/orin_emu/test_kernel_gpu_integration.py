@@ -7,7 +7,7 @@ pytest.importorskip("orin_emu.gpu")
 import tinygrad.runtime.support.hcq as hcq
 from tinygrad.runtime.autogen import nv_570 as nv
 from orin_emu.kernel.uapi import ioctls as I, structs as S, consts as C
-from tegra import PAGE, WC
+from tegra_conformance.tegra import PAGE, WC
 
 def sem_release(va:int, value:int) -> list[int]:   # host-class SEM_EXECUTE release, 64-bit payload with timestamp, WFI
   return [1 << 29 | 5 << 16 | nv.NVC56F_SEM_ADDR_LO >> 2, va & 0xFFFFFFFF, va >> 32, value & 0xFFFFFFFF, value >> 32, 1 | 1 << 20 | 1 << 24 | 1 << 25]
@@ -38,7 +38,7 @@ def test_semaphore_release_through_the_seam(k, orin):
   assert ctypes.c_uint64.from_address(s).value == 0x1122334455667788 and ctypes.c_uint64.from_address(s + 8).value != 0
 
 def test_gpu_fault_reaches_notifier_and_log(k, orin):
-  from tegra import kernel_log
+  from tegra_conformance.tegra import kernel_log
   new = kernel_log()
   as_ = orin.alloc_as(windows=True)
   tsg = orin.open_tsg()

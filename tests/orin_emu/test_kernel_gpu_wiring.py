@@ -26,7 +26,7 @@ def gk(monkeypatch):
 
 @pytest.fixture
 def gorin(gk):
-  from tegra import Orin
+  from tegra_conformance.tegra import Orin
   o = Orin(); yield o; o.close()
 
 def test_usermode_page_is_shared_with_the_gpu(gk, gorin):

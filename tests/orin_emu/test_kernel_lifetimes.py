@@ -2,7 +2,7 @@
 import ctypes, os, pytest
 from orin_emu.kernel import KernelError
 import tinygrad.runtime.support.hcq as hcq
-from tegra import PAGE
+from tegra_conformance.tegra import PAGE
 
 def test_alloc_free_cycles_leave_nothing(k, orin):
   as_ = orin.alloc_as(windows=True)
@@ -109,7 +109,7 @@ def test_unmapped_va_faults(k, orin):
 def test_dram_exhaustion_and_reaping_of_unmapped_zombies():
   from orin_emu.kernel import reset
   from orin_emu.kernel.memory import libc
-  from tegra import Orin, errno_of
+  from tegra_conformance.tegra import Orin, errno_of
   reset(dram_size=4 * PAGE)
   try:
     o = Orin()

@@ -1,8 +1,8 @@
 # The kernel log's plumbing: the nvgpu line format, /dev/kmsg record semantics through the seam, the GR-init warning, children.
-import errno, os, pathlib, subprocess, sys
+import errno, os, pathlib, subprocess, sys, tempfile
 import pytest
 from orin_emu.kernel.klog import nvgpu_line
-from tegra import F, kernel_log
+from tegra_conformance.tegra import F, kernel_log
 
 def test_nvgpu_line_format():
   assert nvgpu_line("gk20a_channel_ioctl", 7, "ERR", "x" * 200) == "nvgpu: 17000000.gpu " + " " * 14 + "gk20a_channel_ioctl:7    [ERR]  " + "x" * 159
@@ -37,3 +37,20 @@ def test_children_log_to_the_same_kernel_log(k):
   env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(pathlib.Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
   subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=60)
   assert (3, nvgpu_line("child", 1, "ERR", "from a child")) in new()
+
+def test_a_killed_owners_log_is_removed_when_the_next_emulated_orin_boots():
+  # the owner removes its log at exit; one killed (SIGKILL, a timeout) never does, so the next machine to boot removes it
+  code = "import sys, orin_emu.kernel as K; print(K.kernel().klog.path, flush=True); sys.stdin.read()"
+  env = {k: v for k, v in os.environ.items() if k != "ORIN_EMU_KMSG"}   # each child boots its own machine with its own log
+  env["PYTHONPATH"] = os.pathsep.join([str(pathlib.Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])
+  killed = subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+  stale = pathlib.Path(killed.stdout.readline().strip())
+  killed.kill(); killed.wait()
+  fd, live = tempfile.mkstemp(prefix=f"orin-emu-kmsg-{os.getpid()}-", suffix=".log")   # a live owner's log stays
+  os.close(fd)
+  try:
+    assert stale.exists()
+    out = subprocess.run([sys.executable, "-c", code], env=env, input="", capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert not stale.exists() and os.path.exists(live) and not os.path.exists(out.stdout.strip())
+  finally: os.unlink(live); stale.unlink(missing_ok=True)

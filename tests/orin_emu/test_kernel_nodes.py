@@ -1,7 +1,7 @@
 # Device nodes and sysfs as a Jetson user-space backend sees them, and the emulator's loud failures.
 import errno, os, pytest
 import tinygrad.runtime.support.hcq as hcq
-from tegra import F, PAGE, WC, errno_of
+from tegra_conformance.tegra import F, PAGE, WC, errno_of
 from orin_emu.kernel import MachineFrozen, NotEmulated
 from orin_emu.kernel.uapi import structs as S, ioctls as I
 

@@ -1,5 +1,5 @@
-# The kernel under the Tegra suites: the emulated Orin's when they run on it (ORIN_EMU=1), the Jetson's own otherwise.
-import os, sys, pytest
+# The Tegra suite's helpers. The kernel under it: the emulated Orin's when it runs on it (ORIN_EMU=1), the Jetson's own otherwise.
+import os, subprocess, sys, textwrap, pytest
 
 def emu_kernel():
   """The emulated Orin's kernel room when these tests run on it, None on a real Jetson."""
@@ -23,3 +23,7 @@ def kernel_log() -> list[str]:
   except BlockingIOError: pass
   finally: os.close(fd)
   return lines
+
+def run_child(src:str, **env) -> subprocess.CompletedProcess:
+  """`src` in a fresh interpreter with NV=1: what a process sees that starts on the device, not one this process already opened."""
+  return subprocess.run([sys.executable, "-c", textwrap.dedent(src)], capture_output=True, text=True, timeout=300, env={**os.environ, "NV": "1", **env})

@@ -1,12 +1,8 @@
 # Clear failures: a GPU fault raises naming the fault and the VA; errors name the ioctl and errno; failed allocations leak nothing.
 # A fault leaves the device in its error state for good, so faulting runs happen in a child process.
-import errno, gc, os, subprocess, sys, textwrap, pytest
+import errno, gc, os, pytest
 from tinygrad.device import BufferSpec
-from tegra_kernel import emu_kernel
-
-def run_child(src:str, **env:str) -> subprocess.CompletedProcess:
-  return subprocess.run([sys.executable, "-c", textwrap.dedent(src)], capture_output=True, text=True, timeout=300,
-                        env={**os.environ, "NV": "1", **env})
+from tegra_kernel import emu_kernel, run_child
 
 @pytest.mark.kernel_errors_expected
 def test_mmu_fault_names_fault_and_va(dev):

@@ -1,9 +1,7 @@
 # Interface selection and what TegraIface reads from the device.
-import os, subprocess, sys, textwrap
+import os
 from tinygrad.helpers import round_up
-
-def run_child(src:str, **env) -> subprocess.CompletedProcess:
-  return subprocess.run([sys.executable, "-c", textwrap.dedent(src)], capture_output=True, text=True, timeout=300, env={**os.environ, "NV": "1", **env})
+from tegra_kernel import run_child
 
 def test_tegra_iface_picked_with_ga10b_arch(dev):
   assert type(dev.iface).__name__ == "TegraIface" and dev.arch == "sm_87" and dev.iface.compute_class == 0xc7c0

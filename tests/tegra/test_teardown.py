@@ -1,7 +1,7 @@
 # What a Tegra device holds and gives back: no memory it never uses, no fd it no longer needs, and its channels' rings and USERDs
 # freed when the device is finalized (upstream's interface hook, device_fini) rather than at process exit.
 import os, sys
-from test_iface import run_child
+from tegra_kernel import run_child
 
 def test_no_unused_rm_notifiers(dev):
   # NVDevice asks every interface for a 48 MiB RM error notifier per channel; Tegra reports channel errors on a page of its own

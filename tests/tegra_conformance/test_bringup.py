@@ -1,7 +1,7 @@
 # Bringing up the ga10b by hand, as TegraIface will: characteristics, AS and window reservations, TSG, subcontext, channels, objects.
 import ctypes, mmap, os
 import tinygrad.runtime.support.hcq as hcq
-from tegra import F, CTRL, PAGE, errno_of
+from tegra_conformance.tegra import F, CTRL, PAGE, errno_of
 from orin_emu.kernel.uapi import UAPI, structs as S, ioctls as I, gpu_flags
 
 OBS = UAPI["observed_ga10b_characteristics_decode"]

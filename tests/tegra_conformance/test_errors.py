@@ -1,6 +1,6 @@
 # Every error path of the dispatchers and handlers (tegra-facts.md §2.2-2.8): errno, and no output copied back on failure.
 import errno, os
-from tegra import F, PAGE, WC, errno_of
+from tegra_conformance.tegra import F, PAGE, WC, errno_of
 from orin_emu.kernel.uapi import IOC, structs as S, ioctls as I, consts as C
 
 EINVAL, ENOTTY, ENOMEM, EEXIST, EBADF, ENOSPC = errno.EINVAL, errno.ENOTTY, errno.ENOMEM, errno.EEXIST, errno.EBADF, errno.ENOSPC

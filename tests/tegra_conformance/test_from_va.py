@@ -1,7 +1,7 @@
 # NVMAP_IOC_FROM_VA: an nvmap handle over the process's own memory, mapped for the GPU with MAP_BUFFER_EX like any other buffer
 # (tegra-facts.md §2.8, 7.13; the rules are L4T nvmap's, not yet run on an Orin).
 import ctypes, ctypes.util, mmap, pytest
-from tegra import PAGE, errno_of, proc_fds
+from tegra_conformance.tegra import PAGE, errno_of, proc_fds
 from orin_emu.kernel.uapi import consts as C
 
 libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)

@@ -1,7 +1,7 @@
 # The driver's log lines, read from /dev/kmsg the way dmesg reads it (tegra-facts.md §8).
 import re
 import pytest
-from tegra import WC, PAGE, kernel_log, errno_of
+from tegra_conformance.tegra import WC, PAGE, kernel_log, errno_of
 from orin_emu.kernel.uapi import IOC
 
 NVGPU = re.compile(r"^nvgpu: 17000000\.gpu (?P<func>[ \w]{33,}):(?P<line>\d+ *) \[(?P<lvl>ERR|WRN|INFO|DBG)\]  (?P<msg>.*)$")

@@ -1,7 +1,7 @@
 # nvmap buffers, dma-buf fds, CPU mappings and GPU VA placement (tegra-facts.md §2.5, §2.8, §3.1).
 import ctypes, mmap, os
 import tinygrad.runtime.support.hcq as hcq
-from tegra import PAGE, WC, LOCAL_WINDOW, SHARED_WINDOW, errno_of, proc_fds
+from tegra_conformance.tegra import PAGE, WC, LOCAL_WINDOW, SHARED_WINDOW, errno_of, proc_fds
 from orin_emu.kernel.uapi import structs as S, ioctls as I, consts as C
 
 GiB, MiB = 1 << 30, 1 << 20

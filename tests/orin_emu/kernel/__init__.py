@@ -15,7 +15,8 @@ How it is put together (for the GPU room, TegraIface and the log checker):
 - Contract B: when orin_emu.gpu is importable, Kernel.gpu = Ga10bGPU(klog) gets the usermode page (gpu.usermode), add_channel at
   SETUP_BIND, alloc_obj at ALLOC_OBJ_CTX, remove_channel at close; Channel.fault is the on_error callback. Without it, doorbells are
   simply not serviced.
-- The kernel log is an append-only file shared with child processes (ORIN_EMU_KMSG), read through /dev/kmsg records.
+- The kernel log is an append-only file shared with child processes (ORIN_EMU_KMSG), read through /dev/kmsg records. Its owner
+  removes it at exit; the log of an owner killed before that is removed when the next machine boots (the pid is in its name).
 - Fault injection: Kernel.faults (alloc, ioctl, open; or ORIN_EMU_FAULTS in a child's environment), Kernel.channel_error().
   Leaks: Kernel.counts().
 - A request the real driver serves but this emulator does not raises NotEmulated; a SETUP_BIND that froze the real board raises

@@ -1,6 +1,6 @@
 # The kernel log in the real formats (tegra-facts.md §8) and /dev/kmsg semantics. Records go to one append-only file shared with
 # child processes (ORIN_EMU_KMSG), so a log checker sees every emulated process's messages, as one kernel's log on a Jetson.
-import atexit, os, tempfile, time, threading
+import atexit, os, pathlib, tempfile, time, threading
 GPU_NAME = "17000000.gpu"
 LEVELS = {"ERR": 3, "WRN": 4, "INFO": 6, "DBG": 7}
 
@@ -10,10 +10,26 @@ def nvgpu_line(func:str, line:int, level:str, msg:str) -> str:
   return f"nvgpu: {GPU_NAME} {func:>33}:{line:<4d} [{level}]  {msg[:159]}"
 def nvmap_line(func:str, msg:str) -> str: return f"nvmap: {func}() {msg}"
 
+PREFIX = "orin-emu-kmsg-"   # then the owner's pid: orin-emu-kmsg-<pid>-<random>.log in the temp folder
+
+def alive(pid:int) -> bool:
+  try: os.kill(pid, 0)
+  except ProcessLookupError: return False
+  except PermissionError: pass   # another user's process
+  return True
+
+def remove_stale_logs():
+  """Logs whose owner died without running its atexit (killed): the next machine to boot removes them. A reused pid only delays it."""
+  for p in pathlib.Path(tempfile.gettempdir()).glob(f"{PREFIX}*-*.log"):
+    if (pid:=p.name[len(PREFIX):].split("-")[0]).isdigit() and not alive(int(pid)):
+      try: p.unlink(missing_ok=True)
+      except OSError: pass   # another user's log in a sticky /tmp: theirs to remove
+
 class KernelLog:
   def __init__(self, path:str|None=None):
     if path is None and (path:=os.environ.get("ORIN_EMU_KMSG")) is None:
-      fd, path = tempfile.mkstemp(prefix="orin-emu-kmsg-", suffix=".log")
+      remove_stale_logs()
+      fd, path = tempfile.mkstemp(prefix=f"{PREFIX}{os.getpid()}-", suffix=".log")
       os.close(fd)
       os.environ["ORIN_EMU_KMSG"] = path   # children (BEAM workers, subprocess tests) append to the same log
       atexit.register(lambda pid=os.getpid(): os.getpid() == pid and os.path.exists(path) and os.unlink(path))   # the machine goes with its owner
