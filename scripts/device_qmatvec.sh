@@ -4,14 +4,15 @@
 # of tree pre25 (flat)), then decode tok/s with fp16 and GGUF_QUANT=1 weights per tree, then llama.cpp tg128/pp512 on the same file.
 # Each tree is the sdist + SRC/patches/series cut as TREES says. llama.cpp builds in the background from the start; timed decode waits for it.
 #   usage: scripts/device_qmatvec.sh SRC OUT PHASE...   (SRC as for device_bench.sh, plus SRC/scripts/{bench,synth_gguf,qmatvec_bench}.py;
-#   pip wheels for gguf in SRC/whl/). phases: prep kernels decode older repeat profile llamacpp; none starts after STOP seconds, and a
+#   pip wheels for gguf in SRC/whl/). phases: prep kernels decode qload older repeat profile llamacpp; none starts after STOP seconds, and a
 #   second call on the same machine skips the decode runs the first finished. Logs and JSON land in OUT/results.tgz.
 set -uo pipefail
 SRC=$(realpath "$1") OUT=$(realpath "$2"); shift 2
 W=/tmp/devbench; G=$W/llama-3.2-1b-q6_k.gguf S=$SRC/scripts STOP=${STOP:-480}
 # NAME:N, the sdist + patches/series without its last N patches, or NAME@TEXT, up to the first patch whose name holds TEXT, in $W/NAME:
-# nox without the x buffer, nobits also without bytes-to-floats-by-bits, nofuse also without the fused projections, no28/no27/pre25 without 0028/0027/0025 on
-TREES=${TREES:-"all:0 nox@quantized-matvecs-read-x nobits@quantized-matvecs-make-floats nofuse@project-q-k-and-v no28@a-reduce-to-one-value no27@decode-attends-over-the-KV pre25@matvec-opts-for-sums"}
+# nox without the x buffer, nobits also without bytes-to-floats-by-bits, nofuse also without the fused projections, no28/no27/pre25 without 0028/0027/0025 on,
+# nowords without the blocks as words (0033 on), noxvec without x's vector load (0034 on), noxf32 without x as float32 (0036)
+TREES=${TREES:-"all:0 nox@quantized-matvecs-read-x nobits@quantized-matvecs-make-floats nofuse@project-q-k-and-v no28@a-reduce-to-one-value no27@decode-attends-over-the-KV pre25@matvec-opts-for-sums nowords@read-the-blocks-as-words noxvec@unroll-the-few-values noxf32@read-x-as-float32"}
 MV="MV_BLOCKSIZE=4 MV_THREADS_PER_ROW=64 MV_ROWS_PER_THREAD=1"
 log() { echo "[$(date -u +%T) +${SECONDS}s] $*"; }
 mkdir -p $W $OUT; export PYTHONPATH=/tmp/site
@@ -70,6 +71,16 @@ for phase in "$@"; do
       decode fp16-mv-nofuse nofuse 120 $MV
       decode quant-mv-l16 all 150 GGUF_QUANT=1 QUANT_LANES=16 $MV
       decode quant-mv-l32 all 150 GGUF_QUANT=1 QUANT_LANES=32 $MV;;
+    qload)  # 0033-0036 (blocks as words, x as one vector load, x as float32), each against the tree without it: kernels, then decode
+      for t in nowords noxvec noxf32; do
+        PYTHONPATH=$W/$t:/tmp/site timeout 120 python3 $S/qmatvec_bench.py --dev CUDA --out $OUT/qmatvec-$t.json --forms q6_k \
+          --mv 4,64,1 --mv 4,32,1 2>&1 | tee $OUT/qmatvec-$t.log | grep -v "^\["
+      done
+      while [ ! -e $W/lc/DONE ] && [ ! -e $W/lc/FAILED ] && [ $SECONDS -lt $STOP ]; do sleep 5; done
+      decode quant-mv all 150 GGUF_QUANT=1 $MV
+      decode quant-mv-noxf32 noxf32 150 GGUF_QUANT=1 $MV
+      decode quant-mv-noxvec noxvec 150 GGUF_QUANT=1 $MV
+      decode quant-mv-nowords nowords 150 GGUF_QUANT=1 $MV;;
     older)  # 0025-0028, each against the tree without it
       decode quant-mv-no28 no28 150 GGUF_QUANT=1 $MV
       decode fp16-mv-no28 no28 120 $MV

@@ -1,8 +1,8 @@
-# GGUF Q6_K/Q4_K weights kept quantized on the device: QuantLinear holds the ggml blocks (uint8) and the matvec dequantizes them,
+# GGUF Q6_K/Q4_K weights kept quantized on the device: QuantLinear holds the ggml blocks (as uint16/uint32 words) and the matvec dequantizes them,
 # giving the tokens of the dequantize-at-load path while a decode step reads 210 bytes per 256 Q6_K weights instead of 512.
 import numpy as np, pytest
 from tinygrad import Tensor, nn, dtypes
-from tinygrad.apps.llm import Transformer, QuantLinear, block_runs
+from tinygrad.apps.llm import Transformer, QuantLinear, block_runs, quant_word
 from tinygrad.engine import realize
 from tinygrad.nn.state import GGML_BLOCKS, ggml_blocks_to_tensor, ggml_data_to_tensor, get_state_dict
 from tinygrad.uop.ops import Ops
@@ -25,11 +25,12 @@ def test_linear_weights_stay_q6_k_blocks(models):
   ref, q = models
   layers = {f"blk.{i}.{a}":getattr(b, a) for i,b in enumerate(q.blk) for a in ("attn_qkv", "attn_output", "ffn_gate_up",
             "ffn_down")} | {"output": q.output}
-  assert all(isinstance(l, QuantLinear) and l.ggml_type == Q6_K and l.blocks.dtype == dtypes.uint8 for l in layers.values())
+  # as uint16 words: a 210-byte block starts 2-byte aligned, so a lane's 2 quant bytes are one load
+  assert all(isinstance(l, QuantLinear) and l.ggml_type == Q6_K and l.blocks.dtype == dtypes.uint16 for l in layers.values())
   ref_layers = {name:ref.output if name == "output" else getattr(ref.blk[int(name.split(".")[1])], name.split(".")[2]) for name in layers}
   for name, l in layers.items():
     out_f, in_f = ref_layers[name].weight.shape
-    assert l.blocks.shape == (out_f, in_f // 256, 210) and l.blocks.uop.buffer.nbytes == out_f * in_f // 256 * 210
+    assert l.blocks.shape == (out_f, in_f // 256, 105) and l.blocks.uop.buffer.nbytes == out_f * in_f // 256 * 210
   # the token embedding is gathered a row at a time: it is dequantized at load, only the tied output projection stays quantized
   assert q.token_embd.weight.dtype == dtypes.half
   quant_bytes = sum(l.blocks.nbytes() for l in layers.values())
@@ -42,7 +43,7 @@ def test_blocks_dequantize_to_the_loaded_weights(models):
   ref, q = models
   pairs = [(q.output, ref.output)] + [(getattr(qb, a), getattr(rb, a)) for qb,rb in zip(q.blk, ref.blk) for a in ("attn_qkv", "attn_output",
            "ffn_gate_up", "ffn_down")]
-  for ql, lin in pairs: np.testing.assert_array_equal(ggml_blocks_to_tensor(ql.blocks, Q6_K).cast(dtypes.half).numpy(), lin.weight.numpy())
+  for ql, lin in pairs: np.testing.assert_array_equal(ggml_blocks_to_tensor(ql.blocks.bitcast(dtypes.uint8), Q6_K).cast(dtypes.half).numpy(), lin.weight.numpy())
   np.testing.assert_array_equal(q.token_embd.weight.numpy(), ref.token_embd.weight.numpy())
 
 def test_logits_and_greedy_tokens_match_dequantize_at_load(models):
@@ -71,6 +72,8 @@ def test_matvecs_do_not_recompute_the_rmsnorm(models):
     ei = next(ei for ei in kernels if any(b is l.blocks.uop.buffer for b in ei.bufs))
     assert not any(b is n.uop.buffer for b in ei.bufs for n in norms), [b.size for b in ei.bufs]
 
+def words(raw:np.ndarray, ggml_type:int) -> Tensor: return Tensor(raw.view(f"uint{8 * quant_word(ggml_type).itemsize}"))  # as QuantLinear holds them
+
 def random_q4_k(rng:np.random.Generator, rows:int, cols:int) -> np.ndarray:
   blocks = rng.integers(0, 256, (rows * cols // 256, 144), dtype=np.uint8)
   blocks[:, 0:4] = (rng.uniform(0.5, 1.5, (len(blocks), 2)) * 1e-3).astype(np.float16).view(np.uint8).reshape(-1, 4)  # d, dmin
@@ -81,7 +84,7 @@ def test_quant_linear_matches_the_dequantized_matvec(ggml_type):
   rng = np.random.default_rng(2)
   raw = random_q4_k(rng, 64, 512) if ggml_type == Q4_K else random_q6_k(rng, 64, 512).reshape(64, 2, 210)
   lin = QuantLinear(512, 64, ggml_type)
-  lin.blocks = Tensor(raw)
+  lin.blocks = words(raw, ggml_type)
   x = Tensor(rng.standard_normal((1, 1, 512)).astype(np.float16))
   w = ggml_data_to_tensor(Tensor(raw.flatten()), 64 * 512, ggml_type).reshape(64, 512).cast(dtypes.half)
   assert GGML_BLOCKS[ggml_type][1] == raw.shape[-1]
@@ -94,6 +97,6 @@ def test_block_runs_are_the_dequantized_weights(ggml_type, lanes):
   # of its block, k = 32/lanes
   rng, k = np.random.default_rng(3), 32 // lanes
   raw = random_q4_k(rng, 16, 512) if ggml_type == Q4_K else random_q6_k(rng, 16, 512).reshape(16, 2, 210)
-  terms = Tensor.stack(*block_runs(Tensor(raw), ggml_type, lanes), dim=-1)   # (16, 2, lanes, 8*k)
+  terms = Tensor.stack(*block_runs(words(raw, ggml_type), ggml_type, lanes), dim=-1)   # (16, 2, lanes, 8*k)
   runs = terms.reshape(16, 2, lanes, 8, k).permute(0, 1, 3, 2, 4).reshape(16, 512)
   np.testing.assert_array_equal(runs.numpy(), ggml_data_to_tensor(Tensor(raw.flatten()), 16 * 512, ggml_type).reshape(16, 512).numpy())

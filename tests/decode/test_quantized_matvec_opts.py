@@ -2,11 +2,10 @@
 # Kernels are scheduled on the NULL device and lowered with the sm_87 renderers: no GPU needed.
 import re, pytest
 from tinygrad import Tensor, dtypes, getenv
-from tinygrad.apps.llm import QuantLinear, QUANT_LANES
+from tinygrad.apps.llm import QuantLinear, QUANT_LANES, quant_word
 from tinygrad.helpers import prod
 from tinygrad.codegen import get_program
 from tinygrad.codegen.opt import Opt, OptOps
-from tinygrad.nn.state import GGML_BLOCKS
 from tinygrad.renderer.cstyle import NVRenderer
 from tinygrad.renderer.ptx import PTXRenderer
 from tinygrad.runtime.support.compiler_cuda import CUDACompiler, NVCompiler, NVPTXCompiler
@@ -18,14 +17,15 @@ COMPILERS = {"cuda_c": lambda: NVCompiler("sm_87"), "ptx": lambda: NVPTXCompiler
 # (in, out) of the LLaMA-3.2-1B projections: q and o, k and v, gate and up, down, the tied lm_head
 SHAPES = {"q,o": (2048, 2048), "k,v": (2048, 512), "gate,up": (2048, 8192), "down": (8192, 2048), "lm_head": (2048, 128256)}
 
-def is_matvec(o:tuple[Opt, ...]) -> bool: return [(x.op, x.arg) for x in o] == [(OptOps.GROUP, 8), (OptOps.LOCAL, 4), (OptOps.UPCAST, 4)] and \
-  o[1].axis == o[2].axis
+# and the UNROLL of the k = 32/QUANT_LANES weights a lane unpacks from its words (x's k values one vector load)
+def is_matvec(o:tuple[Opt, ...]) -> bool:
+  return [(x.op, x.arg) for x in o] == [(OptOps.GROUP, 8), (OptOps.LOCAL, 4), (OptOps.UPCAST, 4), (OptOps.UNROLL, 0)] and o[1].axis == o[2].axis
 
 def matvec_kernel(in_f:int, out_f:int, ggml_type:int):
-  values, nbytes = GGML_BLOCKS[ggml_type]
   lin = QuantLinear(in_f, out_f, ggml_type)
-  lin.blocks = Tensor.empty(out_f, in_f // values, nbytes, dtype=dtypes.uint8, device="NULL")
-  sched = lin(Tensor.empty(1, 1, in_f, dtype=dtypes.half, device="NULL")).schedule()
+  lin.blocks = Tensor.empty(*lin.blocks.shape, dtype=lin.blocks.dtype, device="NULL")
+  # a half x: its float32 buffer is a kernel of its own (as the RMSNorm making x is in decode), the matvec the kernel reading the blocks
+  sched = [si for si in lin(Tensor.empty(1, 1, in_f, dtype=dtypes.half, device="NULL")).schedule() if lin.blocks.uop.buffer in si.bufs]
   assert len(sched) == 1, "dequantize and matvec are one kernel"
   return sched[0].ast
 
@@ -42,10 +42,10 @@ def test_quantized_matvec_compiles_for_sm_87(ggml_type, backend):
   assert len(COMPILERS[backend]().compile(get_program(matvec_kernel(2048, 2048, ggml_type), RENDERERS[backend]()).src)) > 0
 
 def thread_strides(p) -> list[int]:
-  """how far a block byte load moves when the first local thread index (the GROUP over the reduce) steps by one, other indices at 0"""
+  """how many words a block load moves when the first local thread index (the GROUP over the reduce) steps by one, other indices at 0"""
   out = []
   for u in p.uops:
-    if u.op is Ops.INDEX and u.src[0].op is Ops.DEFINE_GLOBAL and u.src[0].dtype.base == dtypes.uint8:
+    if u.op is Ops.INDEX and u.src[0].op is Ops.DEFINE_GLOBAL and dtypes.is_unsigned(u.src[0].dtype.base):
       vs = [v for v in u.src[1].toposort() if v.op in (Ops.SPECIAL, Ops.RANGE)]
       at = lambda t: u.src[1].substitute({v:v.const_like(t if v.op is Ops.SPECIAL and v.arg == "lidx0" else 0) for v in vs}).simplify().arg
       out.append(at(1) - at(0))
@@ -61,19 +61,21 @@ def mv_env(monkeypatch):
   getenv.cache_clear()
 
 # the threads of a row spread over the QUANT_LANES lanes of a block, each lane 32/QUANT_LANES consecutive quant bytes (Q4_K qs, Q6_K ql and qh) next to
-# its neighbour's, and the scales, mins and d shared, whatever the row length
+# its neighbour's (1 uint32 word of Q4_K, 2 uint16 of Q6_K), and the scales, mins and d shared, whatever the row length
 @pytest.mark.parametrize("threads", [32, 64])
 @pytest.mark.parametrize("ggml_type", [12, 14], ids=["q4_k", "q6_k"])
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 def test_quantized_matvec_spreads_block_lanes_over_threads(shape, ggml_type, threads, mv_env):
   mv_env(MV_BLOCKSIZE=4, MV_THREADS_PER_ROW=threads, MV_ROWS_PER_THREAD=1)
   p = get_program(matvec_kernel(*shape, ggml_type), RENDERERS["cuda_c"]())
-  assert [(o.op, o.arg) for o in p.applied_opts] == [(OptOps.GROUP, QUANT_LANES), (OptOps.LOCAL, 4)]
-  assert sorted(set(thread_strides(p))) == [0, 32 // QUANT_LANES], "a thread's quant bytes follow its neighbour's, scales and d shared"
+  assert [(o.op, o.arg) for o in p.applied_opts] == [(OptOps.GROUP, QUANT_LANES), (OptOps.LOCAL, 4), (OptOps.UNROLL, 0)]
+  assert sorted(set(thread_strides(p))) == [0, 32 // QUANT_LANES // quant_word(ggml_type).itemsize], \
+    "a thread's quant bytes follow its neighbour's, scales and d shared"
 
 # the dequantization inside the matvec makes floats of bytes without int to float conversions (I2F issues at 1/8 the FMA rate on sm_86/87,
-# and there were two per weight), and its loop stays within the instruction count per weight measured for the patch (scripts/qmatvec_count.py)
-PTX_LOOP_PER_WEIGHT = {("cuda_c", 12): 15, ("cuda_c", 14): 13.5, ("ptx", 12): 22, ("ptx", 14): 24}
+# and there were two per weight), and its loop stays within the instruction count per weight measured for the patches (scripts/qmatvec_count.py:
+# 0031-0032 PTX lines a weight 14.1 and 13.4 (NVRTC), 21.6 and 23.5 (tinygrad's PTX) for Q4_K and Q6_K; 0033-0036 11.1, 10.2, 12.7, 15.3)
+PTX_LOOP_PER_WEIGHT = {("cuda_c", 12): 11.5, ("cuda_c", 14): 10.5, ("ptx", 12): 13, ("ptx", 14): 15.5}
 INT_TO_FLOAT = re.compile(r"\bcvt(\.rn)?\.f(16|32)\.[su](8|16|32|64)\b")
 @pytest.mark.parametrize("backend", RENDERERS.keys())
 @pytest.mark.parametrize("ggml_type", [12, 14], ids=["q4_k", "q6_k"])
@@ -85,3 +87,29 @@ def test_quantized_matvec_instructions_per_weight(ggml_type, backend, mv_env):
   gs, ls = p.launch_dims({})
   weights_per_iter = 2048 * 2048 / (prod(gs) * prod(ls)) / next(u for u in p.uops if u.op is Ops.RANGE).src[0].arg
   assert len(ptx_loop(ptx)) / weights_per_iter <= PTX_LOOP_PER_WEIGHT[(backend, ggml_type)]
+
+# the blocks are read as words (Q4_K's 144-byte blocks as uint32, Q6_K's 210-byte ones as uint16), not bytes, and a lane's 4 consecutive x as one
+# vector load: global loads a weight in the loop were 2.0 (Q4_K) and 2.06 (Q6_K) with byte loads, 1.25 and 1.66 with words (scripts/qmatvec_count.py)
+LOADS_PER_WEIGHT = {12: 0.5, 14: 0.91}
+X_VECTOR_LOAD = re.compile(r"\bld\.global(\.nc)?\.v4\.[bfu](16|32)\b")
+@pytest.mark.parametrize("backend", RENDERERS.keys())
+@pytest.mark.parametrize("ggml_type", [12, 14], ids=["q4_k", "q6_k"])
+def test_quantized_matvec_reads_blocks_as_words_and_x_as_vectors(ggml_type, backend, mv_env):
+  mv_env(MV_BLOCKSIZE=4, MV_THREADS_PER_ROW=64, MV_ROWS_PER_THREAD=1)
+  p = get_program(matvec_kernel(2048, 2048, ggml_type), RENDERERS[backend]())
+  ptx = CUDACompiler("sm_87").compile(p.src).decode() if backend == "cuda_c" else p.src
+  loop = ptx_loop(ptx)
+  assert not [l for l in loop if re.search(r"\bld\.global(\.\w+)*\.[us]8\b", l)], "no byte loads"
+  assert len([l for l in loop if X_VECTOR_LOAD.search(l)]) == 8, "x: one vector load a lane and run"
+  gs, ls = p.launch_dims({})
+  weights_per_iter = 2048 * 2048 / (prod(gs) * prod(ls)) / next(u for u in p.uops if u.op is Ops.RANGE).src[0].arg
+  assert sum("ld.global" in l for l in loop) / weights_per_iter <= LOADS_PER_WEIGHT[ggml_type]
+
+# x is read from a float32 buffer: from a half one, every weight converted its x (cvt.f32.f16, 32 in the loop); left: the blocks' d (and dmin)
+@pytest.mark.parametrize("backend", RENDERERS.keys())
+@pytest.mark.parametrize("ggml_type", [12, 14], ids=["q4_k", "q6_k"])
+def test_quantized_matvec_converts_no_x_in_its_loop(ggml_type, backend, mv_env):
+  mv_env(MV_BLOCKSIZE=4, MV_THREADS_PER_ROW=64, MV_ROWS_PER_THREAD=1)
+  p = get_program(matvec_kernel(2048, 2048, ggml_type), RENDERERS[backend]())
+  ptx = CUDACompiler("sm_87").compile(p.src).decode() if backend == "cuda_c" else p.src
+  assert sum(bool(re.search(r"\bcvt\.f32\.f16\b", l)) for l in ptx_loop(ptx)) <= 2
