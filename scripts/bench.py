@@ -127,7 +127,18 @@ def profile_token(gen) -> dict:
   return dict(kernels=sum(v[0] for v in by_kernel.values()), total_us=total,
               top=[dict(name=n, count=c, us=round(t, 1), ops=meta) for n,(c,t,meta) in top[:40]])
 
-def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:int, tokens:int, max_context:int, profile=False) -> list[dict]:
+def decode_from(model, token:int, pos:int):
+  """greedy decode from position pos over the KV cache as it is (zeros when fresh): a step at context pos reads the cache as after a prompt
+  of pos tokens, without prefilling them"""
+  from tinygrad import Tensor, UOp
+  v_pos, t = UOp.variable("start_pos", 1, model.max_context - 1), Tensor([[token]], dtype="int32")
+  model.forward_jit.reset()
+  for p in range(pos, model.max_context):
+    t = model(t, v_pos.bind(p))
+    yield int(t.item())
+
+def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:int, tokens:int, max_context:int, profile=False,
+              start_pos=0) -> list[dict]:
   from tinygrad import Tensor, Device, nn, GlobalCounters, helpers
   from tinygrad.apps.llm import Transformer
   from tinygrad.engine import realize
@@ -135,6 +146,7 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
     from synth_gguf import write_llama_gguf
     gguf = str(write_llama_gguf(pathlib.Path(tempfile.gettempdir()) / f"synth-{preset}.gguf", preset))
+  if start_pos + warmup + tokens > max_context: raise ValueError(f"--start-pos {start_pos} + {warmup + tokens} tokens > --max-context {max_context}")
   progress(f"{dev} llm load {gguf}")
   st = time.perf_counter()
   model, kv = Transformer.from_gguf(Tensor(pathlib.Path(gguf)).to(dev), max_context=max_context)
@@ -150,7 +162,7 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
     for blk in model.blk:
       if hasattr(blk, "cache_kv"): del blk.cache_kv
     progress(f"{dev} llm decode MV={cfg or 'env'}: {warmup} warm-up + {tokens} timed tokens")
-    gen, ts, kernels = model.generate(list(prompt)), [], 0
+    gen, ts, kernels = model.generate(list(prompt)) if not start_pos else decode_from(model, prompt[-1], start_pos), [], 0
     for i in range(warmup + tokens):
       GlobalCounters.reset(); st = time.perf_counter(); next(gen); dt = time.perf_counter() - st
       if i >= warmup: ts.append(dt); kernels = GlobalCounters.kernel_count
@@ -158,11 +170,12 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
     # a graphed JIT launches its kernels as one batch: count what is inside
     jit_items = model.forward_jit.captured.jit_cache if model.forward_jit.captured is not None else []
     kernels = sum(len(getattr(ei.prg, "jit_cache", [ei])) for ei in jit_items) or kernels
-    med = statistics.median(ts)
-    rows.append(dict(suite="llm", name=f"decode {pathlib.Path(gguf).name} MV={cfg or 'default'}", mv=cfg, value=1/med, unit="tok/s",
+    med, at = statistics.median(ts), f" @{start_pos}" if start_pos else ""
+    rows.append(dict(suite="llm", name=f"decode {pathlib.Path(gguf).name} MV={cfg or 'default'}{at}", mv=cfg, value=1/med, unit="tok/s",
                      p10_tok_s=1/statistics.quantiles(ts, n=10)[8], p90_tok_s=1/statistics.quantiles(ts, n=10)[0],
                      ms_per_token=med*1e3, weight_GB_s=param_bytes/med/1e9, weight_bytes=param_bytes, load_s=load_s,
-                     kernels_per_token=kernels, jit_graph=not profile, prompt_len=len(prompt), warmup=warmup, tokens=tokens, max_context=max_context,
+                     kernels_per_token=kernels, jit_graph=not profile, prompt_len=0 if start_pos else len(prompt), start_pos=start_pos,
+                     warmup=warmup, tokens=tokens, max_context=max_context,
                      n_compiled=len(names), kernel_names_sha=hashlib.sha1("\n".join(names).encode()).hexdigest()[:12]))
     progress(f"{dev} llm decode MV={cfg or 'env'}: {1/med:.1f} tok/s")
     if profile: rows[-1]["profile"] = profile_token(gen)
@@ -180,7 +193,8 @@ def worker(args) -> dict:
   if dev == "CUDA": meta["arch"] = Device[dev].arch
   for suite in args.only:
     try:
-      if suite == "llm": rows += bench_llm(dev, sz, args.gguf, args.preset, args.mv, args.warmup, args.tokens, args.max_context, args.profile)
+      if suite == "llm":
+        rows += bench_llm(dev, sz, args.gguf, args.preset, args.mv, args.warmup, args.tokens, args.max_context, args.profile, args.start_pos)
       else: rows += globals()[f"bench_{suite}"](dev, sz)
     except Exception as e:
       progress(f"{dev} {suite} failed: {type(e).__name__}: {e}")
@@ -233,6 +247,7 @@ def main():
   ap.add_argument("--mv", action="append", default=[], help="MV_BLOCKSIZE,MV_THREADS_PER_ROW,MV_ROWS_PER_THREAD to sweep (repeatable)")
   ap.add_argument("--warmup", type=int, default=8); ap.add_argument("--tokens", type=int, default=32)
   ap.add_argument("--max-context", type=int, default=1024)
+  ap.add_argument("--start-pos", type=int, default=0, help="decode from this position over a cache of zeros, no prompt (long-context steps)")
   ap.add_argument("--profile", action="store_true", help="also time each kernel of one decode step (runs the JIT without graphs)")
   ap.add_argument("--timeout", type=float, default=3600, help="seconds one device's worker may take")
   ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -251,7 +266,7 @@ def main():
     progress(f"worker {dev} starts")
     env = {**os.environ, dev: "1", "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, __file__, "--worker", dev, "--only", ",".join(args.only), "--out", args.out, "--preset", args.preset,
-           "--warmup", str(args.warmup), "--tokens", str(args.tokens), "--max-context", str(args.max_context)]
+           "--warmup", str(args.warmup), "--tokens", str(args.tokens), "--max-context", str(args.max_context), "--start-pos", str(args.start_pos)]
     cmd += (["--gguf", args.gguf] if args.gguf else []) + (["--full"] if args.full else []) + (["--profile"] if args.profile else []) + sum((["--mv", m] for m in args.mv), [])
     try:
       p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True, timeout=args.timeout)

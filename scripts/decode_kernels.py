@@ -17,7 +17,7 @@ from synth_gguf import PRESETS, ROPE_THETA, RMS_EPS  # noqa: E402
 TRANSCENDENTAL = ("EXP2", "LOG2", "SIN", "SQRT", "RECIPROCAL")
 
 def build(preset:str, max_context:int, quantized:bool):
-  from tinygrad import Tensor, Device, nn
+  from tinygrad import Tensor, Device, nn, dtypes
   from tinygrad.apps.llm import Transformer, QuantLinear
   Device.DEFAULT = "NULL"  # nothing runs: the kernels are only captured and lowered here
   p = PRESETS[preset]
@@ -29,7 +29,8 @@ def build(preset:str, max_context:int, quantized:bool):
       for name, lin in list(vars(owner).items()):
         if isinstance(lin, nn.Linear): setattr(owner, name, QuantLinear(lin.weight.shape[1], lin.weight.shape[0], 14))
   for blk in model.blk: getattr(blk, "fuse_projections", lambda: None)()  # what Transformer.from_gguf does after loading, where it does
-  for t in nn.state.get_parameters(model): t.replace(Tensor.empty(*t.shape, dtype=t.dtype if quantized else "float16"))
+  # the norms and the embedding in fp16 also with --quantized, as from_gguf loads them (HALF=1); the Q6_K blocks keep their integer words
+  for t in nn.state.get_parameters(model): t.replace(Tensor.empty(*t.shape, dtype=t.dtype if dtypes.is_int(t.dtype) else "float16"))
   return model
 
 def decode_step(model, pos:int) -> list:

@@ -10,9 +10,10 @@ set -uo pipefail
 SRC=$(realpath "$1") OUT=$(realpath "$2"); shift 2
 W=/tmp/devbench; G=$W/llama-3.2-1b-q6_k.gguf S=$SRC/scripts STOP=${STOP:-480}
 # NAME:N, the sdist + patches/series without its last N patches, or NAME@TEXT, up to the first patch whose name holds TEXT, in $W/NAME:
-# nox without the x buffer, nobits also without bytes-to-floats-by-bits, nofuse also without the fused projections, no28/no27/pre25 without 0028/0027/0025 on,
-# nowords without the blocks as words (0033 on), noxvec without x's vector load (0034 on), noxf32 without x as float32 (0036)
-TREES=${TREES:-"all:0 nox@quantized-matvecs-read-x nobits@quantized-matvecs-make-floats nofuse@project-q-k-and-v no28@a-reduce-to-one-value no27@decode-attends-over-the-KV pre25@matvec-opts-for-sums nowords@read-the-blocks-as-words noxvec@unroll-the-few-values noxf32@read-x-as-float32"}
+# each tree a prefix of the series, so each compares with the next shorter: all, nokv without the fp16 KV cache (0037), noxf32 also without
+# x as float32 (0036), noxvec also without x's vector load (0034 on), nowords also without the blocks as words (0033 on), nox also
+# without the x buffer (0032 on), nobits also without bytes-to-floats-by-bits, nofuse also without the fused projections, no28/no27/pre25
+TREES=${TREES:-"all:0 nokv@keep-the-KV-cache-in-the-model noxf32@read-x-as-float32 noxvec@unroll-the-few-values nowords@read-the-blocks-as-words nox@quantized-matvecs-read-x nobits@quantized-matvecs-make-floats nofuse@project-q-k-and-v no28@a-reduce-to-one-value no27@decode-attends-over-the-KV pre25@matvec-opts-for-sums"}
 MV="MV_BLOCKSIZE=4 MV_THREADS_PER_ROW=64 MV_ROWS_PER_THREAD=1"
 log() { echo "[$(date -u +%T) +${SECONDS}s] $*"; }
 mkdir -p $W $OUT; export PYTHONPATH=/tmp/site
@@ -65,6 +66,13 @@ for phase in "$@"; do
       while [ ! -e $W/lc/DONE ] && [ ! -e $W/lc/FAILED ] && [ $SECONDS -lt $STOP ]; do sleep 5; done; log "llama.cpp build: $(ls $W/lc | grep -E 'DONE|FAILED')"
       decode quant-mv all 150 GGUF_QUANT=1 $MV
       decode fp16-mv all 120 $MV
+      decode quant-mv-nokv nokv 150 GGUF_QUANT=1 $MV
+      decode fp16-mv-nokv nokv 120 $MV
+      # context 4096: steps at positions 4000-4095 over a fresh cache (bench.py --start-pos), fp16 cache (all) against float32 (nokv)
+      decode quant-mv-4k all 150 GGUF_QUANT=1 $MV -- --max-context 4096 --start-pos 4000
+      decode quant-mv-4k-nokv nokv 150 GGUF_QUANT=1 $MV -- --max-context 4096 --start-pos 4000
+      decode fp16-mv-4k all 120 $MV -- --max-context 4096 --start-pos 4000
+      decode fp16-mv-4k-nokv nokv 120 $MV -- --max-context 4096 --start-pos 4000
       decode quant-mv-nox nox 150 GGUF_QUANT=1 $MV
       decode quant-mv-nobits nobits 150 GGUF_QUANT=1 $MV
       decode quant-mv-nofuse nofuse 150 GGUF_QUANT=1 $MV

@@ -27,6 +27,12 @@ def test_llm_decode_on_the_tiny_gguf(tmp_path):
   (row,) = report["results"][0]["rows"]
   assert row["unit"] == "tok/s" and row["value"] > 0 and row["kernels_per_token"] > 1 and row["tokens"] == 4
 
+def test_llm_decode_from_a_start_position(tmp_path):
+  # a long-context step without prefilling the context: the JIT decodes from --start-pos over the fresh (zero) KV cache
+  report = run_bench(tmp_path, "--devices", "CPU", "--only", "llm", "--warmup", "2", "--tokens", "4", "--max-context", "64", "--start-pos", "48")
+  (row,) = report["results"][0]["rows"]
+  assert row["value"] > 0 and row["start_pos"] == 48 and row["prompt_len"] == 0 and row["name"].endswith(" @48")
+
 def test_table_and_plot_cover_every_device(tmp_path):
   results = [dict(device="CUDA", rows=[dict(suite="matmul", name="matmul half 256", value=1.5, unit="GFLOPS")]),
              dict(device="NV", rows=[dict(suite="matmul", name="matmul half 256", value=2.5, unit="GFLOPS")]),
