@@ -6,8 +6,8 @@ class GpuFault(Exception): pass
 @dataclass
 class MMUFault(GpuFault):
   va: int
-  access: str = "virt read"   # tegra-facts.md §8 access types: virt read, virt write, virt atomic strong, ...
-  fault_type: str = "invalid pte"   # §8 fault types: invalid pde, invalid pte, limit violation, ...
+  access: str = "virt read"   # hal/fb/fb_mmu_fault_gv11b_fusa.c access types
+  fault_type: str = "invalid pte"   # hal/mm/mmu_fault/mmu_fault_ga10b_fusa.c fault types
   client: str = "gpc"
   def __str__(self): return f"MMU fault: {self.fault_type}, {self.access} at 0x{self.va:x}"
 

@@ -1,4 +1,4 @@
-# ORIN_EMU=1 (Contract D): importing this module puts the process on the emulated Orin. tinygrad is not imported here: when
+# ORIN_EMU=1 (the switch, README.md): importing this module puts the process on the emulated Orin. tinygrad is not imported here: when
 # tinygrad.runtime.support.hcq is first imported, its FileIOInterface is replaced by the seam's, before any backend takes the name.
 import importlib.abc, importlib.util, os, sys
 HCQ = "tinygrad.runtime.support.hcq"
@@ -19,7 +19,7 @@ def _patch(mod):
   try: from orin_emu.ptx import registry
   except ModuleNotFoundError as e:
     if e.name not in ("orin_emu.ptx", "orin_emu.ptx.registry"): raise
-  else: registry.install()   # the SM room maps program images back to PTX (Contract C)
+  else: registry.install()   # the SM room maps program images back to PTX (the program interface)
 
 class _Loader(importlib.abc.Loader):
   def __init__(self, inner): self.inner = inner

@@ -1,4 +1,4 @@
-# QMD v03_00 launches through the compute class: Contract C arguments, release semaphores, dependent QMDs, the QMD-reuse race knob,
+# QMD v03_00 launches through the compute class: the program interface's arguments, release semaphores, dependent QMDs, the QMD-reuse race knob,
 # and the faults a kernel can cause (window collision, misalignment, unmapped VA, local memory, bad QMDs), each with its log lines.
 import re, sys, threading, time, types
 import numpy as np, pytest
@@ -10,10 +10,10 @@ from orin_emu.gpu.qmd import QMD
 from orin_emu.gpu.rig import FlatMemory, PB, Submitter
 
 SEM, PROG, ARGS, BUF = 0x200000, 0x300000, 0x400000, 0xFFFFA00000
-LOCAL_WIN, SHARED_WIN, WINDOW = 0xFD00000000, 0xFE00000000, 1 << 24   # window extent per tegra-facts §10.6 (unconfirmed, <= 16 MiB)
+LOCAL_WIN, SHARED_WIN, WINDOW = 0xFD00000000, 0xFE00000000, 1 << 24   # window extent: an assumption (OBSERVED.md)
 
 class Kernels:
-  """test-only executor with Contract C's signature: a program image starts with an 8-byte name naming a Python kernel"""
+  """test-only executor with the program interface's signature: a program image starts with an 8-byte name naming a Python kernel"""
   def __init__(self, **fns): self.fns, self.calls = {k.encode().ljust(8, b"\0"): f for k, f in fns.items()}, []
   def __call__(self, prog, *, grid, block, cbuf0, shared_bytes, mem, shared_window, local_window, program_va):
     self.calls.append(dict(name=prog[:8].rstrip(b"\0").decode(), prog_len=len(prog), grid=grid, block=block, cbuf0=cbuf0,
@@ -61,7 +61,7 @@ class Rig:
     self.mem.view(cb + 0x800, 0x100)[:] = np.frombuffer(bytes(q.mv), np.uint8)
     return cb + 0x800
   def launch(self, qmd_va):
-    """NVComputeQueue.exec's SEND_PCAS_A + SEND_SIGNALING_PCAS2_B(PREFETCH_SCHEDULE), then a pushbuffer signal as on Tegra (§7.3)"""
+    """NVComputeQueue.exec's SEND_PCAS_A + SEND_SIGNALING_PCAS2_B(PREFETCH_SCHEDULE), then a pushbuffer signal as on Tegra (patch 0008)"""
     return self.s.submit(PB().inc(1, nv.NVC6C0_SEND_PCAS_A, qmd_va >> 8).inc(1, nv.NVC6C0_SEND_SIGNALING_PCAS2_B, 9).release(SEM, 0xdead)
                          .inc(0, nv.NVC56F_NON_STALL_INTERRUPT, 0))
   def u(self, va, n=1, dt=np.uint32): return self.mem.view(va, n, dt).copy()
@@ -158,7 +158,7 @@ def test_unmapped_qmd_is_mmu_fault(rig):
   assert "client type: hub, client id: fe" in [l for l in rig.log if "[MMU FAULT]" in l][1]
 
 def test_local_memory_must_stay_mapped(rig):
-  """shader local memory freed while kernels still use it (tegra-facts §7.15) faults on the next launch that needs it"""
+  """shader local memory freed while kernels still use it (OBSERVED.md; patch 0010) faults on the next launch that needs it"""
   rig.mem.map(BUF, 0x1000), rig.mem.map(0x70_0000_0000, 4 * 0x8000)
   rig.s.submit(PB().inc(1, nv.NVC6C0_SET_SHADER_LOCAL_MEMORY_A, 0x70, 0).inc(1, nv.NVC6C0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A, 0, 0x8000, 0xff))
   rig.launch(rig.qmd(0, 0, [BUF, 1], shader_local_memory_high_size=0x240))

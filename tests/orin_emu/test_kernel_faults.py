@@ -49,6 +49,16 @@ def test_channel_error_state_and_notifier(k, orin):
   assert (rec.global_esr, rec.warp_esr, rec.warp_esr_pc) == (4, 0x10, 0xff55a2a830)
   assert S.nvgpu_notification.from_buffer_copy(ctypes.string_at(p + 64, 16)).info32 == C.NVGPU_CHANNEL_GR_EXCEPTION
 
+def test_a_failed_set_error_notifier_leaves_the_channel_without_one(k, orin):
+  # os/linux/ioctl_channel.c gk20a_init_error_notifier drops the old notifier before it checks the new one
+  as_, tsg, veid, (compute, sb), _ = orin.bring_up()
+  h, note = orin.buffer(PAGE)
+  n = lambda mem: compute.ioctl(I.NVGPU_IOCTL_CHANNEL_SET_ERROR_NOTIFIER, S.nvgpu_set_error_notifier(offset=0, size=16, mem=mem))
+  n(note.fd)
+  assert errno_of(lambda: n(orin.ctrl.fd)) == errno.EINVAL
+  k.channel_error(sb.work_submit_token & 0xFFF, MMUFault(0xFE00200000))
+  assert ctypes.string_at(orin.cpu_map(note, PAGE), 16) == bytes(16)
+
 def test_faults_from_the_environment_reach_a_subprocess(tmp_path):
   code = ("import orin_emu.hook, errno; from tegra_conformance.tegra import Orin, errno_of; o = Orin(); h = o.create(4096); "
           "print(errno_of(lambda: o.alloc(h)), errno_of(lambda: o.alloc_as()))")

@@ -1,4 +1,4 @@
-# FROM_VA buffers in the kernel room: the GPU's view (Contract A) is the process's own pages, and they live as nvmap buffers do.
+# FROM_VA buffers in the kernel room: the GPU's view (the memory interface, README.md) is the process's own pages, and they live as nvmap buffers do.
 import ctypes, mmap
 import numpy as np
 from orin_emu.kernel.uapi import consts as C

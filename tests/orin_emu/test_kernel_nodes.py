@@ -1,5 +1,5 @@
 # Device nodes and sysfs as a Jetson user-space backend sees them, and the emulator's loud failures.
-import errno, os, pytest
+import ctypes, errno, os, pytest
 import tinygrad.runtime.support.hcq as hcq
 from tegra_conformance.tegra import F, PAGE, WC, errno_of
 from orin_emu.kernel import MachineFrozen, NotEmulated
@@ -26,7 +26,7 @@ def test_devfreq_reads_and_root_only_writes(k):
 def test_oversized_gpfifo_buffer_fails_loudly(k, orin):
   as_, tsg = orin.alloc_as(), orin.open_tsg()
   ch, _, ring, userd = orin.channel(as_, tsg, orin.subcontext(tsg, as_), setup=False)
-  big = orin.buffer(0x300000, WC)[1]   # the 3 MiB variant that froze the board (tegra-facts.md §3.2)
+  big = orin.buffer(0x300000, WC)[1]   # the 3 MiB ring that froze an Orin (OBSERVED.md)
   with pytest.raises(MachineFrozen): orin.setup_bind(ch, userd, big)
   orin.setup_bind(ch, userd, ring)
 
@@ -53,6 +53,22 @@ def test_characteristics_are_configurable(k, monkeypatch):
   monkeypatch.setenv("ORIN_EMU_CHARACTERISTICS", "num_gpc=2,max_veid_count_per_tsg=0x10")
   c = reset(num_tpc_per_gpc=2).characteristics
   assert (c.num_gpc, c.gpc_mask, c.num_tpc_per_gpc, c.max_veid_count_per_tsg, c.arch) == (2, 3, 2, 16, 0x170)
+
+def test_an_orin_with_gated_tpcs_has_fewer_sms(k, monkeypatch):
+  # the SM count comes from the TPCs each GPC has (GET_TPC_MASKS), not num_gpc x num_tpc_per_gpc x 2: here 2 x (4 + 3) SMs
+  from orin_emu.kernel import reset
+  from tegra_conformance.tegra import Orin
+  monkeypatch.setenv("ORIN_EMU_TPC_MASKS", "0xf,0x7")
+  assert reset(num_gpc=2).sm_count == 14
+  o = Orin()
+  tsg, c = o.open_tsg(), o.characteristics()[0]
+  assert o.tpc_masks() == [0xF, 0x7] and o.sm_count() == 14 < c.num_gpc * c.num_tpc_per_gpc * 2
+  rec = S.nvgpu_tsg_sm_error_state_record()
+  read = lambda sm: tsg.ioctl(I.NVGPU_TSG_IOCTL_READ_SINGLE_SM_ERROR_STATE, S.nvgpu_tsg_read_single_sm_error_state_args(
+    sm_id=sm, record_mem=ctypes.addressof(rec), record_size=24))
+  read(13)
+  assert errno_of(lambda: read(14)) == errno.EINVAL
+  assert k.sm_count == 8 and reset(tpc_masks=[0x3]).tpc_masks == [0x3, 0]   # the default Orin: 1 GPC of 4 TPCs; masks pad to max_gpc_count
 
 def test_immutable_ioctl_argument_longer_than_fcntl_allows(k, orin):
   with pytest.raises(ValueError): orin.ctrl.ioctl(I.NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, bytes(1025))

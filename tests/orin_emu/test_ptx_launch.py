@@ -290,7 +290,8 @@ def test_unmapped_access_is_an_mmu_fault_with_its_va():
   assert e.value.access == "virt write"
 
 def test_buffer_inside_shared_window_is_invalid_address_space():
-  # the P0 crash (tegra-facts §7.1): a buffer mapped 2 MiB into the shared window is read as shared memory, past its end
+  # the fault seen on an Orin (OBSERVED.md, "a buffer in the shared-memory window"): a buffer mapped 2 MiB into the shared window is
+  # read as shared memory, past its end
   mem = DictMemory()
   mem.map_at(SHARED_WINDOW + 0x200000, np.zeros(0x1000, np.uint8))
   body = ".reg .u64 %a; .reg .f32 %f;\nmov.u64 %a, " + str(SHARED_WINDOW + 0x200000) + ";\nld.global.f32 %f, [%a];"

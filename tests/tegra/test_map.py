@@ -1,5 +1,5 @@
 # TegraIface.map(): a CPU buffer reaches the GPU at its own address (NVMAP_IOC_FROM_VA, then MAP_BUFFER_EX at that VA), and the
-# mapping goes away with the buffer (tegra-facts.md 7.13).
+# mapping goes away with the buffer (tests/tegra_conformance/test_from_va.py has the raw NVMAP_IOC_FROM_VA rules).
 import gc, os
 import numpy as np, pytest
 from tinygrad.device import Buffer, BufferSpec

@@ -1,10 +1,11 @@
-# A hand-driven ga10b for the conformance tests: the bring-up steps of tegra-facts.md §3 as raw ioctls, nothing cached.
-import ctypes, mmap, os
+# A hand-driven ga10b for the conformance tests: TegraIface's bring-up steps (ops_nv.py TegraIface) as raw ioctls, nothing cached.
+import contextlib, ctypes, ctypes.util, mmap, os
 import tinygrad.runtime.support.hcq as hcq
 from orin_emu.kernel.uapi import structs as S, ioctls as I, consts as C
 
 CTRL, PAGE, WC, INNER_CACHEABLE, TAG = "/dev/nvgpu/igpu0/ctrl", 0x1000, 1, 2, 0x0900
 USER_START, USER_END = 0x200000, 0xFFFFE00000
+SM_PER_TPC = 2   # nvgpu include/nvgpu/hw/ga10b/hw_proj_ga10b.h proj_scal_litter_num_sm_per_tpc_v
 LOCAL_WINDOW, SHARED_WINDOW = 0xFD00000000, 0xFE00000000
 
 def F(*a, **kw): return hcq.FileIOInterface(*a, **kw)   # looked up per call: the seam replaces the class inside hcq
@@ -13,6 +14,23 @@ def errno_of(fn) -> int|None:
   except OSError as e: return e.errno
   return None
 def proc_fds() -> int: return len(os.listdir("/proc/self/fd"))
+
+libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+libc.mmap.restype, libc.mmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.munmap.argtypes, libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t], [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+
+@contextlib.contextmanager
+def read_only_arg(arg):
+  """The argument struct in a page below 2 GiB mapped read-only, as the int fcntl.ioctl passes as a pointer: the kernel can read it,
+  its copy back faults."""
+  for hint in range(0x40000000, 0x80000000, 0x1000000):
+    if (p:=libc.mmap(hint, PAGE, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x100000, -1, 0)) == hint: break
+    if p not in (None, 0xFFFFFFFFFFFFFFFF): libc.munmap(p, PAGE)   # a kernel without MAP_FIXED_NOREPLACE put it elsewhere
+  else: raise RuntimeError("no free page below 2 GiB")
+  ctypes.memmove(p, bytes(arg), ctypes.sizeof(arg))
+  libc.mprotect(p, PAGE, mmap.PROT_READ)
+  try: yield p
+  finally: libc.munmap(p, PAGE)
 
 def kernel_log():
   """/dev/kmsg opened as dmesg opens it (non-blocking) and drained; the returned function gives the records logged since, as
@@ -37,6 +55,12 @@ class Orin:
     self.ctrl.ioctl(I.NVGPU_GPU_IOCTL_GET_CHARACTERISTICS, r)
     return c, r
 
+  def tpc_masks(self) -> list[int]:
+    buf = (ctypes.c_uint32 * 32)()
+    self.ctrl.ioctl(I.NVGPU_GPU_IOCTL_GET_TPC_MASKS, a:=S.nvgpu_gpu_get_tpc_masks_args(mask_buf_size=128, mask_buf_addr=ctypes.addressof(buf)))
+    return list(buf[:a.mask_buf_size // 4])
+  def sm_count(self) -> int: return SM_PER_TPC * sum(bin(m).count("1") for m in self.tpc_masks())
+
   def alloc_as(self, start=USER_START, end=USER_END, windows=False):
     a = S.nvgpu_alloc_as_args(flags=C.NVGPU_GPU_IOCTL_ALLOC_AS_FLAGS_UNIFIED_VA, va_range_start=start, va_range_end=end)
     self.ctrl.ioctl(I.NVGPU_GPU_IOCTL_ALLOC_AS, a)
@@ -49,6 +73,7 @@ class Orin:
     a = S.nvgpu_as_alloc_space_args(pages=size // page_size, page_size=page_size, flags=fl, offset=offset or 0)
     as_.ioctl(I.NVGPU_AS_IOCTL_ALLOC_SPACE, a)
     return a.offset
+  def free_space(self, as_, offset): as_.ioctl(I.NVGPU_AS_IOCTL_FREE_SPACE, S.nvgpu_as_free_space_args(offset=offset))
 
   def create(self, size:int) -> int:
     self.nvmap.ioctl(I.NVMAP_IOC_CREATE, c:=S.nvmap_create_handle(size=size))
@@ -86,6 +111,11 @@ class Orin:
     self.ctrl.ioctl(I.NVGPU_GPU_IOCTL_OPEN_CHANNEL, c:=S.nvgpu_gpu_open_channel_args(channel_fd=runlist))
     return F(fd=c.channel_fd)
   def bind_as(self, as_, ch): as_.ioctl(I.NVGPU_AS_IOCTL_BIND_CHANNEL, S.nvgpu_as_bind_channel_args(channel_fd=ch.fd))
+  def tsg_channel(self, as_=None, veid=None):
+    """an AS, a TSG with an ASYNC subcontext on it (veid None) or none, and a fresh channel bound to neither"""
+    as_ = as_ or self.alloc_as()
+    tsg = self.open_tsg()
+    return as_, tsg, (self.subcontext(tsg, as_) if veid is None else veid), self.open_channel()
   def bind_tsg(self, tsg, ch, veid):
     tsg.ioctl(I.NVGPU_TSG_IOCTL_BIND_CHANNEL_EX, S.nvgpu_tsg_bind_channel_ex_args(channel_fd=ch.fd, subcontext_id=veid))
   def wdt(self, ch, status=C.NVGPU_IOCTL_CHANNEL_DISABLE_WDT): ch.ioctl(I.NVGPU_IOCTL_CHANNEL_WDT, S.nvgpu_channel_wdt_args(wdt_status=status))
@@ -93,12 +123,15 @@ class Orin:
     ch.ioctl(I.NVGPU_IOCTL_CHANNEL_SETUP_BIND, sb:=S.nvgpu_channel_setup_bind_args(num_gpfifo_entries=entries, flags=flags, userd_dmabuf_fd=userd.fd,
              gpfifo_dmabuf_fd=gpfifo.fd, **kw))
     return sb
-  def alloc_obj(self, ch, cls):
-    ch.ioctl(I.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX, o:=S.nvgpu_alloc_obj_ctx_args(class_num=cls))
+  def timedout(self, ch) -> int:
+    ch.ioctl(I.NVGPU_IOCTL_CHANNEL_GET_TIMEDOUT, g:=S.nvgpu_get_param_args())
+    return g.value
+  def alloc_obj(self, ch, cls, obj_id=0):
+    ch.ioctl(I.NVGPU_IOCTL_CHANNEL_ALLOC_OBJ_CTX, o:=S.nvgpu_alloc_obj_ctx_args(class_num=cls, obj_id=obj_id))
     return o
 
   def channel(self, as_, tsg, veid, entries=1024, setup=True):
-    """§3 step 10: open, AS bind, TSG bind, watchdog off, dedicated ring and USERD buffers, SETUP_BIND."""
+    """open, AS bind, TSG bind, watchdog off, dedicated ring and USERD buffers, SETUP_BIND."""
     ch = self.open_channel()
     self.bind_as(as_, ch); self.bind_tsg(tsg, ch, veid); self.wdt(ch)
     (_, ring), (_, userd) = self.buffer(max(PAGE, entries * 8), WC), self.buffer(PAGE, WC)

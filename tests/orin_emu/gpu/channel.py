@@ -16,7 +16,7 @@ SEC_INC, SEC_NONINC, SEC_IMMD, SEC_ONEINC, SEC_ENDSEG = nv.NVC56F_DMA_SEC_OP_INC
   nv.NVC56F_DMA_SEC_OP_IMMD_DATA_METHOD, nv.NVC56F_DMA_SEC_OP_ONE_INC, nv.NVC56F_DMA_SEC_OP_END_PB_SEGMENT
 
 def gp_entry(e:int) -> dict:
-  """ring entry fields (tegra-facts §4; clc56f GP_ENTRY0/1): VA 39:2, FETCH bit 0, LEVEL bit 41, LENGTH 62:42 in words, SYNC bit 63;
+  """ring entry fields (NVIDIA open-gpu-doc clc56f.h GP_ENTRY0/1): VA 39:2, FETCH bit 0, LEVEL bit 41, LENGTH 62:42 in words, SYNC bit 63;
   a zero length makes it a control entry whose OPCODE sits in bits 39:32"""
   return {"va": e & 0xfffffffffc, "fetch": e & 1, "level": bits(e, 41, 41), "length": bits(e, 62, 42), "sync": bits(e, 63, 63),
           "opcode": bits(e, 39, 32)}

@@ -15,13 +15,13 @@ from orin_emu.gpu.channel import Channel, GP_PUT
 from orin_emu.gpu.compute import SkedException
 
 DOORBELL, NO_TOKEN = 0x90, 0xffffffff
-NOTIFIER = {"mmu": 31, "gr": 13, "pbdma": 32}   # error notifier info32 codes (tegra-facts §2.7)
+NOTIFIER = {"mmu": 31, "gr": 13, "pbdma": 32}   # error notifier info32 codes (nvgpu.h NVGPU_CHANNEL_*_ERROR*, uapi)
 CLIENT_ID = {("gr", "gpc"): "t1_0", ("gr", "hub"): "fe", ("ce", "hub"): "ce0"}   # unconfirmed client names, gv11b style
 
 class Ga10bGPU:
   def __init__(self, klog, executor=None, deterministic:bool=False, qmd_race_s:float=0.0, num_tpcs:int=4, poll_s:float=0.0002):
     """qmd_race_s: seconds between a kernel finishing and SKED reading its QMD's releases and dependent QMD back from memory, the window
-    in which a host that rewrites a live QMD (tegra-facts §7.3) loses the race"""
+    in which a host that rewrites a live QMD (OBSERVED.md, "QMD reuse race") loses the race"""
     self.klog, self._executor, self.deterministic = klog, executor, deterministic
     self.qmd_race_s, self.num_tpcs, self.poll_s = qmd_race_s, num_tpcs, poll_s
     self.usermode: np.ndarray|None = None
@@ -42,7 +42,7 @@ class Ga10bGPU:
       self._executor = launch
     return self._executor
 
-  # Contract B
+  # the GPU-room interface (README.md)
   def add_channel(self, chid:int, token:int, mem, gpfifo:np.ndarray, gpfifo_entries:int, userd:np.ndarray, on_error=None) -> Channel:
     ch = Channel(self, chid, token, mem, gpfifo, gpfifo_entries, userd, on_error)
     with self._lock: self.channels[chid] = ch

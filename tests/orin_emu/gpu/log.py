@@ -1,5 +1,6 @@
-# Kernel-log lines the ga10b driver prints for GPU-side events (tegra-facts.md §8). Function names and line numbers are
-# unconfirmed (the facts give the message shapes and source files, not the call sites); the message text follows the facts.
+# Kernel-log lines the ga10b driver prints for GPU-side events. The messages are nvgpu's (hal/fb/fb_mmu_fault_gv11b_fusa.c, common/gr/
+# gr_intr.c, hal/gr/intr/gr_intr_gv11b_fusa.c and gr_intr_gm20b_fusa.c, hal/ce/ce_gv11b_fusa.c; the error-reporting line was seen on
+# an Orin, OBSERVED.md); the function names and line numbers were not checked against those files (README.md "Known differences").
 GPU_NAME = "17000000.gpu"
 MMU_ENGINE = {"gr": 64, "ce": 15, "host": 31}   # unconfirmed ga10b mmu engine ids (gv11b numbering)
 

@@ -1,4 +1,5 @@
-# GPU-side access to a channel's GpuMemory (Contract A): spans that cross mappings are split, faults carry the real access type and client.
+# GPU-side access to a channel's GpuMemory (the memory interface, README.md): spans that cross mappings are split, faults carry the
+# real access type and client.
 import numpy as np
 from orin_emu.faults import MMUFault
 

@@ -1,4 +1,4 @@
-# Test rig for hand-built command streams: a dict-backed GpuMemory (Contract A), a pushbuffer assembler in the C56F method-header
+# Test rig for hand-built command streams: a dict-backed GpuMemory (the memory interface, README.md), a pushbuffer assembler in the C56F method-header
 # format, and a host-side submitter that writes ring entries, GP_PUT and the doorbell the way tinygrad's _submit_to_gpfifo does.
 import numpy as np
 from tinygrad.runtime.autogen import nv_570 as nv

@@ -1,4 +1,5 @@
-"""The emulated Orin's kernel room: nvgpu + nvmap as L4T r36.4 answers them (tegra-facts.md §1-3, §8), one ga10b per process.
+"""The emulated Orin's kernel room: nvgpu + nvmap as L4T r36.4 answers them, one ga10b per process (README.md; each handler names the
+source function it mirrors, tests/orin_emu/AUDIT.md lists the rules).
 
 How it is put together (for the GPU room, TegraIface and the log checker):
 - kernel() is the process-wide Orin; reset() boots a fresh one (tests). A forked child boots its own on first use.
@@ -11,13 +12,14 @@ How it is put together (for the GPU room, TegraIface and the log checker):
   a new file, where the device would still hand out the same dma-buf file.
   Memory is released when the handle, every dma-buf fd, GPU mapping and channel pin are gone and no CPU mapping remains
   (/proc/self/maps). Released pages read as zeros when reused.
-- GPU VAs come from nvgpu's buddy allocator (buddy.py); Vm.mem is Contract A's GpuMemory.
-- Contract B: when orin_emu.gpu is importable, Kernel.gpu = Ga10bGPU(klog) gets the usermode page (gpu.usermode), add_channel at
+- GPU VAs come from nvgpu's buddy allocator (buddy.py); Vm.mem is the memory interface's GpuMemory.
+- The GPU-room interface: when orin_emu.gpu is importable, Kernel.gpu = Ga10bGPU(klog) gets the usermode page (gpu.usermode), add_channel at
   SETUP_BIND, alloc_obj at ALLOC_OBJ_CTX, remove_channel at close; Channel.fault is the on_error callback. Without it, doorbells are
   simply not serviced.
 - The kernel log is an append-only file shared with child processes (ORIN_EMU_KMSG), read through /dev/kmsg records. Its owner
   removes it at exit; the log of an owner killed before that is removed when the next machine boots (the pid is in its name).
 - Fault injection: Kernel.faults (alloc, ioctl, open; or ORIN_EMU_FAULTS in a child's environment), Kernel.channel_error().
+  Another Orin: Kernel(**characteristics) or ORIN_EMU_CHARACTERISTICS, Kernel(tpc_masks=) or ORIN_EMU_TPC_MASKS (gated TPCs).
   Leaks: Kernel.counts().
 - A request the real driver serves but this emulator does not raises NotEmulated; a SETUP_BIND that froze the real board raises
   MachineFrozen. Neither is an OSError, so no caller can take them for the driver's answer.

@@ -1,7 +1,7 @@
 # nvgpu's buddy allocator (common/mm/allocators/buddy_allocator.c) as the GPU VA space uses it: the range is carved into maximal
 # power-of-two blocks relative to its base, free blocks sit in LIFO lists per order, an allocation takes the head of the smallest
 # non-empty order list and keeps splitting the left half. This is what puts the first 4 KiB buffer at 0xFFFFA00000 and a large
-# model's 512 MiB buffer at 0xFE00200000 (tegra-facts.md §2.5).
+# model's 512 MiB buffer at 0xFE00200000, as seen on an Orin (OBSERVED.md).
 class Buddy:
   def __init__(self, base:int, size:int, blk:int=0x1000):
     self.base, self.end, self.blk, self.shift = base, base + size, blk, blk.bit_length() - 1

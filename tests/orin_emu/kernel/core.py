@@ -6,22 +6,25 @@ from orin_emu.kernel.files import File, KernelError, NotEmulated
 from orin_emu.kernel.klog import KernelLog
 from orin_emu.kernel.memory import Dram, SharedPages, UserMemory, file_mappings, PAGE
 from orin_emu.kernel.nodes import DEVFREQ, DEVFREQ_LINK, IGPU0, IGPU0_NODES, DevFreq, DirFile, KmsgFile, SysfsFile
-from orin_emu.kernel.nvgpu import Channel, ChannelFile, CtrlFile
+from orin_emu.kernel.nvgpu import SM_PER_TPC, Channel, ChannelFile, CtrlFile
 from orin_emu.kernel.nvmap import Buffer, DmaBufFile, NvmapFile
 from orin_emu.kernel.uapi import UAPI, ioctl_names, structs
 
-# not observed on the Orin (configurable): litter values give 2 GPCs, the header comment 64 VEIDs per TSG
-UNOBSERVED = {"max_gpc_count": 2, "max_veid_count_per_tsg": 64, "num_ppc_per_gpc": 1, "graphics_preemption_mode_flags": 0,
-              "compute_preemption_mode_flags": 0, "default_graphics_preempt_mode": 0, "default_compute_preempt_mode": 0}
+# Values the first 128 bytes of the observed dump do not hold. From the sources (nvgpu include/nvgpu/hw/ga10b/): hw_proj_ga10b.h
+# proj_scal_litter_num_gpcs_v and _num_pes_per_gpc_v, hw_gr_ga10b.h gr_pri_fe_chip_def_info_max_veid_count_init_v; the rest as printed
+# by an Orin (OBSERVED.md "Characteristics"). The preemption fields are not emulated (README.md "Known differences").
+FROM_SOURCE = {"max_gpc_count": 2, "num_ppc_per_gpc": 2, "max_veid_count_per_tsg": 64}
+OBSERVED_REST = {"fbp_en_mask": 0x3, "max_ltc_per_fbp": 1, "max_lts_per_ltc": 4, "num_ltc": 2, "max_freq": 1300000000}
 
 def ga10b_characteristics(**overrides):
-  """GET_CHARACTERISTICS as the Orin answered it (tegra-uapi.json observed_ga10b_characteristics_decode, tegra-facts.md §5)."""
+  """GET_CHARACTERISTICS as an Orin answered it (tegra-uapi.json observed_ga10b_characteristics_decode, OBSERVED.md), with overrides.
+  max_gpfifo_entries is os/linux/ioctl_ctrl.c's rounddown_pow_of_two(U32_MAX / 8)."""
   obs = UAPI["observed_ga10b_characteristics_decode"]
   c = structs.nvgpu_gpu_characteristics()
   for f in UAPI["structs"]["nvgpu_gpu_characteristics"]["fields"]:
     if (v:=obs.get(f["name"])) is not None and not isinstance(v, list): setattr(c, f["name"], int(v, 16) if isinstance(v, str) else v)
-  vals = {"fbp_en_mask": 0x3, "max_ltc_per_fbp": 1, "max_lts_per_ltc": 4, "num_ltc": 2, "max_freq": 1300000000, "max_gpfifo_entries": 1 << 28,
-          **UNOBSERVED, **({"gpc_mask": (1 << overrides["num_gpc"]) - 1} if "num_gpc" in overrides else {}), **overrides}
+  vals = {**OBSERVED_REST, **FROM_SOURCE, "max_gpfifo_entries": 1 << 28,
+          **({"gpc_mask": (1 << overrides["num_gpc"]) - 1} if "num_gpc" in overrides else {}), **overrides}
   for n, v in vals.items():
     if n == "chipname": continue
     setattr(c, n, v)
@@ -58,23 +61,33 @@ class Faults:
       if kind == "alloc": self.alloc(int(p[0]) if p else 1)
       else: getattr(self, kind)(p[0], getattr(errno, p[1]), int(p[2]) if len(p) > 2 else 1)
 
+def env_tpc_masks() -> list[int]|None:
+  """ORIN_EMU_TPC_MASKS='0xf,0x7': the TPCs each GPC has (a subprocess's Orin with gated TPCs)."""
+  return [int(m, 0) for m in v.split(",")] if (v:=os.environ.get("ORIN_EMU_TPC_MASKS")) else None
+
 def env_characteristics() -> dict:
   """ORIN_EMU_CHARACTERISTICS='num_gpc=2,num_tpc_per_gpc=4': other GET_CHARACTERISTICS values for a subprocess's Orin."""
   return {n: int(v, 0) for n, v in (item.split("=") for item in filter(None, os.environ.get("ORIN_EMU_CHARACTERISTICS", "").split(",")))}
 
 class Kernel:
-  def __init__(self, dram_size:int=64 << 30, **characteristics):
+  def __init__(self, dram_size:int=64 << 30, tpc_masks:list[int]|None=None, **characteristics):
     self.lock = threading.RLock()
     self.klog, self.umem = KernelLog(), UserMemory()
     self.dram, self.usermode = Dram(dram_size), SharedPages("orin-emu-usermode", 0x10000)
-    self.characteristics = ga10b_characteristics(**{**env_characteristics(), **characteristics})
+    self.characteristics = c = ga10b_characteristics(**{**env_characteristics(), **characteristics})
+    # the TPCs each physical GPC has after floorsweeping (common/gr/gr_config.c nvgpu_gr_config_init: gpc_tpc_mask_physical, from the
+    # fuses); every SM count the driver uses derives from them (hal/gr/config/gr_config_gv100_fusa.c gv100_gr_config_init_sm_id_table)
+    full = [(1 << c.num_tpc_per_gpc) - 1 if c.gpc_mask >> g & 1 else 0 for g in range(c.max_gpc_count)]
+    self.tpc_masks = list(tpc_masks or env_tpc_masks() or full)
+    self.tpc_masks += [0] * (c.max_gpc_count - len(self.tpc_masks))
+    self.sm_count = SM_PER_TPC * sum(bin(m).count("1") for m in self.tpc_masks)
     self.ioctl_names, self.faults, self.devfreq = ioctl_names, Faults(), DevFreq()
     self.files: dict[int, File] = {}
     self.buffers: dict[int, Buffer] = {}
     self.zombies: list[Buffer] = []   # released by everything but a CPU mapping that still exists
     self.vms, self.tsgs, self.channels = set(), set(), {}
     self.free_chids = list(range(511, -1, -1))   # hardware channel ids are handed out downward: tokens 511, 510, ...
-    self.next_handle, self.stats, self.tag_labels = 0x80000000, collections.Counter(), {}
+    self.next_handle, self.next_tsgid, self.ctrl_opens, self.stats, self.tag_labels = 0x80000000, 0, 0, collections.Counter(), {}
     self.faults.load(os.environ.get("ORIN_EMU_FAULTS", ""))
     if not self.klog.records():   # a new machine's log starts with its boot messages
       self.klog.nvgpu("nvgpu_nvhost_syncpt_init", 122, "INFO", "syncpt_unit_base 60000000 syncpt_unit_size 4000000 size 10000")
@@ -179,8 +192,8 @@ class Kernel:
     with self.lock: return self.file(fd).seek(off, whence)
 
   # ---- nvmap memory
-  def new_buffer(self, size:int) -> Buffer:
-    b = Buffer(self, self.next_handle, size)
+  def new_buffer(self, size:int, ro:bool=False) -> Buffer:
+    b = Buffer(self, self.next_handle, size, ro)
     self.buffers[b.id], self.next_handle = b, self.next_handle + 1
     return b
   def alloc_dram(self, size:int, align:int) -> int:
@@ -199,15 +212,20 @@ class Kernel:
     if not self.zombies: return
     maps = file_mappings(self.dram.ino)
     for b in [z for z in self.zombies if not self._cpu_mapped(z, maps)]: self.zombies.remove(b); self.dram.free(b.phys, b.size)
-  def cpu_mapping_owner(self, addr:int) -> Buffer|None:
-    """The buffer whose CPU mapping contains addr (nvmap's 'nvmap VMA' check), None for any other address."""
+  def cpu_mapping_owner(self, addr:int) -> tuple[Buffer|None, int]:
+    """The buffer whose CPU mapping contains addr (nvmap's 'nvmap VMA' check) and where that mapping ends; None for any other address."""
     for s, e, off in file_mappings(self.dram.ino):
       if s != self.dram.base and s <= addr < e:
         phys = off + addr - s
-        return next((b for b in self.buffers.values() if b.phys is not None and b.phys <= phys < b.phys + b.size), None)
-    return None
+        return next((b for b in self.buffers.values() if b.phys is not None and b.phys <= phys < b.phys + b.size), None), e
+    return None, 0
   def still_mapped(self, pages:SharedPages, addr:int, size:int) -> bool:
     return any(s < addr + size and addr < e for s, e, _ in file_mappings(pages.ino))
+
+  def pin(self, b:Buffer, func:str, level:str) -> Buffer:
+    """nvgpu_mm_pin of an nvmap dma-buf (nvmap_dmabuf.c nvmap_dmabuf_map_dma_buf): an unallocated handle has no pages to pin"""
+    if not b.allocated: raise self.fail(func, "Failed to pin dma_buf!", level=level)
+    return b
 
   def fail(self, func:str, msg:str, err:int=errno.EINVAL, level:str="ERR") -> KernelError:
     """The driver's error line for a failing check, and the errno to raise"""
@@ -219,7 +237,8 @@ class Kernel:
     """Fault injection: put a channel in error state as a GPU fault would (error notifier, GET_TIMEDOUT, SM error record)."""
     self.channels[chid].fault(fault)
   def gr_init_warning(self):
-    # printed at every GR context init on the Orin, harmless; a log checker must tolerate it (source path prefix unconfirmed)
+    # seen at GR context init on an Orin (OBSERVED.md "GR context init"): hal/gr/init/gr_init_tu104.c tu104_gr_init_commit_rtv_cb's
+    # nvgpu_assert(u64_hi32(addr) == 0U), the RTV buffer's VA above 2^40
     for ln in ["------------[ cut here ]------------",
                f"WARNING: CPU: 0 PID: {os.getpid()} at drivers/gpu/nvgpu/hal/gr/init/gr_init_tu104.c:191 "
                "tu104_gr_init_commit_rtv_cb+0x68/0x78 [nvgpu]",

@@ -1,5 +1,5 @@
-# Open files of the emulated kernel and the ioctl dispatchers (tegra-facts.md §2.2). Each open file is backed by a real fd (a tiny
-# memfd), so fd numbers, close-on-exec and /proc/self/fd counts are the OS's own.
+# Open files of the emulated kernel and the nvgpu ioctl dispatchers. Each open file is backed by a real fd (a tiny memfd), so fd
+# numbers, close-on-exec and /proc/self/fd counts are the OS's own.
 from __future__ import annotations
 import ctypes, errno
 from typing import TYPE_CHECKING
@@ -24,7 +24,12 @@ def _arg_type(name:str):
   return getattr(structs, UAPI["ioctls"][name]["arg"], None)
 
 class IoctlFile(File):
-  """One nvgpu/nvmap file type: its magic, the dispatcher's limits and the handlers by ioctl name."""
+  """One nvgpu file type: its magic, the dispatcher's limits and the handlers by ioctl name. The nvgpu dispatchers (ioctl_ctrl.c
+  gk20a_ctrl_dev_ioctl, ioctl_as.c gk20a_as_dev_ioctl, ioctl_tsg.c nvgpu_ioctl_tsg_dev_ioctl, ioctl_channel.c gk20a_channel_ioctl) all
+  refuse a wrong magic, nr 0, nr above LAST or a size above the argument buffer with EINVAL, copy the argument in (EFAULT), run the
+  case (ENOTTY without one) and copy the argument back only when it succeeded and the request has a read direction.
+  A handler returns nothing, or the count of bytes its own copy_to_user could not write: the kernel returns that positive count as
+  the ioctl's result (no errno), and copies nothing back."""
   MAGIC: str
   LAST: int = 0
   MAX_ARG: int = 0
@@ -35,15 +40,18 @@ class IoctlFile(File):
     if ioc_type(req) != ord(self.MAGIC) or ioc_nr(req) == 0 or ioc_nr(req) > self.LAST or ioc_size(req) > self.MAX_ARG:
       raise KernelError(errno.EINVAL)
     buf = bytearray(self.k.umem.read(arg, ioc_size(req)) if ioc_dir(req) & IOC_WRITE else ioc_size(req))
-    return self.call(req, buf, write_back=lambda: ioc_dir(req) & IOC_READ and self.k.umem.write(arg, bytes(buf)))
+    return self.call(req, buf, arg)
 
-  def call(self, req:int, buf:bytearray, write_back) -> int:
+  def call(self, req:int, buf:bytearray, arg:int) -> int:
     if (name:=self.handler_name(req)) is None: return self.unknown(req)
     self.k.faults.check_ioctl(name, req)
     st = _arg_type(name)
-    getattr(self, self.HANDLERS[name])(st.from_buffer(buf) if st is not None and len(buf) == ctypes.sizeof(st) else buf)
-    write_back()   # outputs reach the caller only when the ioctl succeeded
-    return 0
+    if residue:=getattr(self, self.HANDLERS[name])(st.from_buffer(buf) if st is not None and len(buf) == ctypes.sizeof(st) else buf): return residue
+    return self.copy_back(arg, bytes(buf)) if ioc_dir(req) & IOC_READ else 0
+
+  def copy_back(self, arg:int, data:bytes) -> int:
+    # ctrl, TSG and channel dispatchers: err = copy_to_user(...), so a fault returns the uncopied byte count, not an errno
+    return self.k.umem.copy_to_user(arg, data)
 
   def handler_name(self, req:int) -> str|None:
     name = self.k.ioctl_names.get(req)

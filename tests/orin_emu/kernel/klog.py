@@ -1,5 +1,6 @@
-# The kernel log in the real formats (tegra-facts.md §8) and /dev/kmsg semantics. Records go to one append-only file shared with
-# child processes (ORIN_EMU_KMSG), so a log checker sees every emulated process's messages, as one kernel's log on a Jetson.
+# The kernel log in the real formats (nvgpu os/linux/log.c, nvmap's pr_fmt per file) and /dev/kmsg semantics. Records go to one
+# append-only file shared with child processes (ORIN_EMU_KMSG), so a log checker sees every emulated process's messages, as one
+# kernel's log on a Jetson.
 import atexit, os, pathlib, tempfile, time, threading
 GPU_NAME = "17000000.gpu"
 LEVELS = {"ERR": 3, "WRN": 4, "INFO": 6, "DBG": 7}
@@ -35,7 +36,8 @@ class KernelLog:
       atexit.register(lambda pid=os.getpid(): os.getpid() == pid and os.path.exists(path) and os.unlink(path))   # the machine goes with its owner
     self.path, self.lock = path, threading.Lock()
   def __call__(self, line:str, prio:int|None=None):
-    """Contract B's sink: one fully formatted line; the priority comes from the nvgpu level tag (pr_err/pr_warn/pr_info), else warning."""
+    """The GPU-room interface's log sink: one fully formatted line; the priority comes from the nvgpu level tag (pr_err/pr_warn/
+    pr_info), else warning."""
     if prio is None: prio = next((p for tag, p in LEVELS.items() if f"[{tag}]" in line[:80]), 4)
     rec = "".join(f"{prio},{time.monotonic_ns() // 1000},{os.getpid()};{ln}\n" for ln in line.split("\n"))
     with self.lock, open(self.path, "a") as f: f.write(rec)   # one O_APPEND write per call: records of processes never interleave

@@ -53,23 +53,39 @@ class Dram(SharedPages):
       else: merged.append((s, n))
     self.holes = merged
 
+class _Iovec(ctypes.Structure): _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+for _f in (libc.process_vm_readv, libc.process_vm_writev):
+  _f.restype = ctypes.c_ssize_t
+  _f.argtypes = [ctypes.c_int, ctypes.POINTER(_Iovec), ctypes.c_ulong, ctypes.POINTER(_Iovec), ctypes.c_ulong, ctypes.c_ulong]
+
 class UserMemory:
-  """copy_from_user/copy_to_user: /proc/self/mem faults on bad addresses (EFAULT) instead of crashing the process."""
-  def __init__(self): self.pid, self.fd = -1, -1
-  def _mem(self) -> int:
-    if self.pid != os.getpid(): self.pid, self.fd = os.getpid(), os.open("/proc/self/mem", os.O_RDWR | os.O_CLOEXEC)
-    return self.fd
+  """copy_from_user/copy_to_user on the process's own memory through process_vm_readv/writev, which honour page protections as the
+  kernel's uaccess does: an unmapped page, a read-only page (for writes) or a PROT_NONE page faults there instead of crashing."""
+  @staticmethod
+  def _copy(fn, addr:int, buf, n:int) -> int:
+    """bytes moved before the first faulting page"""
+    if addr <= 0 or addr + n > 1 << 64: return 0
+    pages = [(a, min(n - (a - addr), PAGE - a % PAGE)) for a in [addr] + list(range((addr // PAGE + 1) * PAGE, addr + n, PAGE))]
+    done = 0
+    for i in range(0, len(pages), 1024):   # IOV_MAX remote segments a call; a partial transfer stops at a segment boundary
+      chunk = pages[i:i + 1024]
+      local = _Iovec(ctypes.addressof(buf) + done, sum(l for _, l in chunk))
+      got = fn(os.getpid(), ctypes.byref(local), 1, (_Iovec * len(chunk))(*[_Iovec(a, l) for a, l in chunk]), len(chunk), 0)
+      done += max(got, 0)
+      if got != local.len: break
+    return done
   def read(self, addr:int, n:int) -> bytes:
     if n == 0: return b""
-    try:
-      if addr <= 0 or len(b:=os.pread(self._mem(), n, addr)) != n: raise KernelError(errno.EFAULT)
-    except (OSError, OverflowError): raise KernelError(errno.EFAULT) from None
-    return b
+    buf = ctypes.create_string_buffer(n)
+    if self._copy(libc.process_vm_readv, addr, buf, n) != n: raise KernelError(errno.EFAULT)
+    return buf.raw
   def write(self, addr:int, data:bytes):
-    if not data: return
-    try:
-      if addr <= 0 or os.pwrite(self._mem(), data, addr) != len(data): raise KernelError(errno.EFAULT)
-    except (OSError, OverflowError): raise KernelError(errno.EFAULT) from None
+    if self.copy_to_user(addr, data): raise KernelError(errno.EFAULT)
+  def copy_to_user(self, addr:int, data:bytes) -> int:
+    """The kernel's copy_to_user: the bytes up to the first unwritable page are written, the count of bytes NOT written is returned."""
+    if not data: return 0
+    buf = ctypes.create_string_buffer(bytes(data), len(data))
+    return len(data) - self._copy(libc.process_vm_writev, addr, buf, len(data))
 
 def file_mappings(ino:int) -> list[tuple[int,int,int]]:
   """(start, end, file offset) of this process's mappings of the file with inode ino, from /proc/self/maps."""
@@ -82,7 +98,8 @@ def file_mappings(ino:int) -> list[tuple[int,int,int]]:
         out.append((int(s, 16), int(e, 16), int(p[2], 16)))
   return out
 
-def user_vmas() -> list[tuple[int,int,str]]:
-  """(start, end, permissions) of this process's VMAs in address order, from /proc/self/maps; x86's [vsyscall] is a gate page, not a VMA."""
+def user_vmas() -> list[tuple[int,int,str,int]]:
+  """(start, end, permissions, inode) of this process's VMAs in address order, from /proc/self/maps; x86's [vsyscall] is a gate page,
+  not a VMA."""
   with open("/proc/self/maps") as f: rows = [line.split(maxsplit=5) for line in f]
-  return [(int((r:=p[0].split("-"))[0], 16), int(r[1], 16), p[1]) for p in rows if not (len(p) == 6 and p[5].strip() == "[vsyscall]")]
+  return [(int((r:=p[0].split("-"))[0], 16), int(r[1], 16), p[1], int(p[4])) for p in rows if not (len(p) == 6 and p[5].strip() == "[vsyscall]")]

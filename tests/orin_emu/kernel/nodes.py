@@ -8,7 +8,7 @@ IGPU0 = "/dev/nvgpu/igpu0"
 IGPU0_NODES = ["as", "channel", "ctrl", "ctxsw", "dbg", "nvsched", "power", "prof", "sched", "tsg"]
 DEVFREQ = "/sys/class/devfreq/17000000.gpu"
 DEVFREQ_LINK = "../../devices/platform/bus@0/17000000.gpu/devfreq/17000000.gpu"   # sysfs class entries are links (target unconfirmed)
-# the Orin GPU's devfreq table is not in the facts sheet: this ladder up to GET_CHARACTERISTICS' max_freq is a stand-in (unconfirmed)
+# the Orin GPU's devfreq table: a ladder up to GET_CHARACTERISTICS' max_freq, an assumption (OBSERVED.md)
 FREQS = [306000000, 408000000, 510000000, 612000000, 714000000, 816000000, 918000000, 1020000000, 1122000000, 1224000000, 1300000000]
 
 class DevFreq:

@@ -1,4 +1,5 @@
-# nvgpu ctrl, TSG and channel files (tegra-facts.md §2.4, §2.6, §2.7, §3): the checks, errnos and log lines of the L4T r36.4 driver.
+# nvgpu's ctrl, TSG and channel files: the checks, errnos, side effects and log lines of the L4T r36.4 driver. Each handler names the
+# function it mirrors, as a path under drivers/gpu/nvgpu/ of github.com/OE4T/linux-nvgpu, branch l4t/l4t-r36.4 (README.md).
 from __future__ import annotations
 import ctypes, errno, time
 from orin_emu.faults import GpuFault, MMUFault, SMException
@@ -7,9 +8,12 @@ from orin_emu.kernel.memory import PAGE
 from orin_emu.kernel.uapi import consts, limits, structs
 from orin_emu.kernel.vm import AsFile, Vm
 
-GR_CLASSES = {0x902D, 0xC797, 0xC7C0, 0xA140}   # 2D, 3D, compute, inline-to-memory: the ga10b classes with a GR context
-VALID_CLASSES = GR_CLASSES | {0xC7B5, 0xC76F}    # plus copy and gpfifo (class list beyond the characteristics classes unconfirmed)
-CHANNELS_PER_TSG = 128                           # ram_rl_entry_tsg_length_max on ga10b (unconfirmed)
+# hal/class/class_ga10b.c ga10b_class_is_valid, which falls back to the Turing, Volta, Pascal and Maxwell lists of the same folder
+VALID_CLASSES = {0xC637, 0xC7C0, 0xC7B5, 0xC76F, 0xC797, 0xC46F, 0xC5C0, 0xC5B5, 0xC4B7, 0xC597, 0xC3C0, 0xC3B5, 0xC36F, 0xC397,
+                 0xC0B5, 0xC06F, 0xC097, 0xC0C0, 0xA0B5, 0xA140, 0xB0B5, 0xB06F, 0xB1C0, 0xB197, 0x902D}
+GFX_CLASSES = {0xC797, 0xC597, 0xC397, 0xC097, 0xB197}   # ga10b_class_is_valid_gfx and its fallbacks
+SM_PER_TPC = 2                 # include/nvgpu/hw/ga10b/hw_proj_ga10b.h proj_scal_litter_num_sm_per_tpc_v
+CHANNELS_PER_TSG = 128         # gv11b_runlist_get_max_channels_per_tsg: hw_ram_ga10b.h ram_rl_entry_tsg_length_max_v
 NOTIFIER = {MMUFault: consts.NVGPU_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, SMException: consts.NVGPU_CHANNEL_GR_EXCEPTION}
 
 class CtrlFile(IoctlFile):
@@ -17,64 +21,85 @@ class CtrlFile(IoctlFile):
   HANDLERS = {"NVGPU_GPU_IOCTL_GET_CHARACTERISTICS": "get_characteristics", "NVGPU_GPU_IOCTL_ALLOC_AS": "alloc_as",
               "NVGPU_GPU_IOCTL_OPEN_TSG": "open_tsg", "NVGPU_GPU_IOCTL_GET_TPC_MASKS": "get_tpc_masks",
               "NVGPU_GPU_IOCTL_OPEN_CHANNEL": "open_channel", "NVGPU_GPU_IOCTL_FLUSH_L2": "flush_l2"}
-  def __init__(self, k): super().__init__(k); self.usermode: tuple[int,int]|None = None
+  def __init__(self, k):
+    # os/linux/ioctl_ctrl.c gk20a_ctrl_dev_open: each open numbers its ctrl device (CONFIG_NVGPU_TSG_SHARING)
+    super().__init__(k)
+    self.usermode: tuple[int,int]|None = None
+    k.ctrl_opens += 1
+    self.device_instance_id = k.ctrl_opens
 
   def get_characteristics(self, a):
+    # os/linux/ioctl_ctrl.c gk20a_ctrl_ioctl_gpu_characteristics: up to buf_size bytes copied, the full size reported back
+    self.k.characteristics.device_instance_id = self.device_instance_id
     c = bytes(self.k.characteristics)
-    if a.gpu_characteristics_buf_size > 0: self.k.umem.write(a.gpu_characteristics_buf_addr, c[:min(len(c), a.gpu_characteristics_buf_size)])
+    if a.gpu_characteristics_buf_size > 0 and (residue:=self.k.umem.copy_to_user(a.gpu_characteristics_buf_addr, c[:a.gpu_characteristics_buf_size])):
+      return residue
     a.gpu_characteristics_buf_size = len(c)
 
   def alloc_as(self, a):
-    pde = 1 << 21   # derived from the default big-page size even with big pages off; ALLOC_AS needs 2 MiB alignment on ga10b
-    if a.big_page_size != 0: raise KernelError(errno.EINVAL)   # available_big_page_sizes is 0 on ga10b
-    if a.reserved: raise KernelError(errno.EINVAL)
+    # os/linux/ioctl_ctrl.c gk20a_ctrl_alloc_as -> common/mm/as.c gk20a_vm_alloc_share; flags other than UNIFIED_VA and the reserved
+    # field are ignored. PDE alignment: 2 MiB, from the default big-page size even with big pages off
+    pde = 1 << 21
+    if a.big_page_size != 0: raise KernelError(errno.EINVAL)   # not a size in available_big_page_sizes, which is 0 on ga10b
     if not a.va_range_start or not a.va_range_end or a.va_range_start % pde or a.va_range_end % pde: raise KernelError(errno.EINVAL)
     if a.va_range_start >= a.va_range_end: raise KernelError(errno.EINVAL)
-    if a.va_range_split and (a.flags & consts.NVGPU_GPU_IOCTL_ALLOC_AS_FLAGS_UNIFIED_VA or a.big_page_size == 0): raise KernelError(errno.EINVAL)
+    if a.va_range_split: raise KernelError(errno.EINVAL)   # unified VA or no big pages: no split
     if a.va_range_end + (4 << 30) > 1 << 49: raise KernelError(errno.ENOMEM)
     a.as_fd = self.k.install(AsFile(self.k, Vm(self.k, a.va_range_start, a.va_range_end)))
 
   def open_tsg(self, a):
-    if a.flags & ~consts.NVGPU_GPU_IOCTL_OPEN_TSG_FLAGS_SHARE: raise KernelError(errno.EINVAL)
-    # sharing needs a share token from another process's TSG: none exists here, so every SHARE request fails the token check
-    if a.flags & consts.NVGPU_GPU_IOCTL_OPEN_TSG_FLAGS_SHARE or a.source_device_instance_id or a.share_token: raise KernelError(errno.EINVAL)
+    # os/linux/ioctl_ctrl.c gk20a_ctrl_open_tsg (CONFIG_NVGPU_TSG_SHARING is on in Makefile.linux.configs): only the SHARE flag is
+    # read; a share needs both the source ctrl device id and a token from GET_SHARE_TOKEN, which no emulated TSG hands out
+    share = a.flags & consts.NVGPU_GPU_IOCTL_OPEN_TSG_FLAGS_SHARE
+    if not share and (a.source_device_instance_id or a.share_token):
+      raise self.k.fail("gk20a_ctrl_open_tsg", "Source device inst id/token specified")
+    if share and not (a.source_device_instance_id and a.share_token):
+      raise self.k.fail("gk20a_ctrl_open_tsg", "Source device inst id/token not specified")
+    if share:   # nvgpu_gpu_open_tsg_with_share_token: no emulated TSG has tokens
+      if not any(isinstance(f, CtrlFile) and f.device_instance_id == a.source_device_instance_id for f in self.k.files.values()):
+        self.k.klog.nvgpu("nvgpu_gpu_open_tsg_with_share_token", 0, "ERR", "Invalid source device instance id")
+      raise self.k.fail("nvgpu_ioctl_tsg_open", "TSG open with token failed")
     a.tsg_fd = self.k.install(TsgFile(self.k, Tsg(self.k)))
 
   def get_tpc_masks(self, a):
-    ch = self.k.characteristics
-    masks = b"".join(((1 << ch.num_tpc_per_gpc) - 1 if ch.gpc_mask >> g & 1 else 0).to_bytes(4, "little") for g in range(ch.max_gpc_count))
-    if a.mask_buf_size > 0: self.k.umem.write(a.mask_buf_addr, masks[:a.mask_buf_size])
+    # os/linux/ioctl_ctrl.c gk20a_ctrl_get_tpc_masks: gpc_tpc_mask_physical, one u32 per GPC up to max_gpc_count
+    masks = b"".join(m.to_bytes(4, "little") for m in self.k.tpc_masks)
+    if a.mask_buf_size > 0 and (residue:=self.k.umem.copy_to_user(a.mask_buf_addr, masks[:a.mask_buf_size])): return residue
     a.mask_buf_size = len(masks)
 
   def open_channel(self, a):
-    if a.channel_fd not in (-1, 0): raise KernelError(errno.EINVAL)   # -1: the GR runlist, which is runlist 0
-    if not self.k.free_chids:
-      raise self.k.fail("__gk20a_channel_open", "failed to get f", errno.ENOMEM)
+    # os/linux/ioctl_channel.c gk20a_channel_open_ioctl -> __gk20a_channel_open: -1 is the GR runlist (0 here); another id must be a
+    # runlist of this GPU instance (common/grmgr/grmgr.c nvgpu_grmgr_is_valid_runlist_id, which logs this misleading line)
+    if a.channel_fd not in (-1, 0):
+      raise self.k.fail("nvgpu_grmgr_is_valid_runlist_id", "gpu_instance_id[0] >= num_gpu_instances[1]")
+    if not self.k.free_chids: raise self.k.fail("__gk20a_channel_open", "failed to get f", errno.ENOMEM)
     a.channel_fd = self.k.install(ChannelFile(self.k, Channel(self.k, self.k.free_chids.pop(0))))
 
   def flush_l2(self, a):
+    # os/linux/ioctl_ctrl.c nvgpu_gpu_ioctl_l2_fb_ops
     if not (a.l2_flush or a.fb_flush) or (a.l2_invalidate and not a.l2_flush): raise KernelError(errno.EINVAL)
     self.k.stats["l2_flush"] += a.l2_flush; self.k.stats["l2_invalidate"] += a.l2_invalidate; self.k.stats["fb_flush"] += a.fb_flush
     if self.k.gpu is not None: self.k.gpu.flush_l2(bool(a.l2_flush), bool(a.l2_invalidate), bool(a.fb_flush))
 
   def mmap(self, addr, size, prot, flags, off):
-    # gk20a_ctrl_dev_mmap: the usermode register page (doorbell at +0x90), once per ctrl fd while that mapping lives
+    # os/linux/ioctl_ctrl.c gk20a_ctrl_dev_mmap: the usermode register page (doorbell at +0x90), once per ctrl fd while that mapping lives
     if self.usermode is not None and self.k.still_mapped(self.k.usermode, *self.usermode): raise KernelError(errno.EBUSY)
     if size > 0x10000 or off != 0: raise KernelError(errno.EINVAL)
     self.usermode = (self.k.usermode.map_into(addr, size, prot, flags, 0), size)
     return self.usermode[0]
 
 class Tsg:
+  """common/fifo/tsg.c nvgpu_tsg: its channels, the VM of each subcontext (a plain pointer: a subcontext holds no VM reference),
+  the SYNC VEID 0 and ASYNC VEIDs reserved, and the SM error states."""
   def __init__(self, k):
     self.k, self.refs, self.channels, self.gr_ctx = k, 1, [], False
-    self.subctx: dict[int, Vm] = {}
+    self.tsgid, k.next_tsgid = k.next_tsgid, k.next_tsgid + 1
+    self.sync_veid, self.async_veids, self.subctx_vms = False, set(), {}
     self.sm_errors: dict[int, tuple[int,int,int]] = {}
     k.tsgs.add(self)
   def put(self):
     self.refs -= 1
-    if self.refs == 0:
-      for vm in self.subctx.values(): vm.put()
-      self.k.tsgs.discard(self)
+    if self.refs == 0: self.k.tsgs.discard(self)
 
 class TsgFile(IoctlFile):
   kind, MAGIC, LAST, MAX_ARG = "tsg", "T", limits["NVGPU_TSG_IOCTL_LAST"], limits["NVGPU_TSG_IOCTL_MAX_ARG_SIZE"]
@@ -84,61 +109,110 @@ class TsgFile(IoctlFile):
   ENOTTY = ("NVGPU_TSG_IOCTL_READ_ALL_SM_ERROR_STATES",)
   def __init__(self, k, tsg:Tsg): super().__init__(k); self.tsg = tsg
   def release(self): self.tsg.put()
-  def nop(self, a): pass
+  def nop(self, a): pass   # os/linux/ioctl_tsg.c: g->ops.tsg.enable / disable, nothing user space can observe here
 
   def unknown(self, req:int) -> int:
     self.k.klog.nvgpu("nvgpu_ioctl_tsg_dev_ioctl", 0, "ERR", f"unrecognized tsg gpu ioctl cmd: 0x{req:x}")
     raise KernelError(errno.ENOTTY)
 
-  def _bind(self, fd:int, veid:int):
-    ch = self.k.channel(fd)
-    if veid >= self.k.characteristics.max_veid_count_per_tsg: raise KernelError(errno.EINVAL)
-    if ch.vm is None or (veid in self.tsg.subctx and self.tsg.subctx[veid] is not ch.vm):
-      raise self.k.fail("nvgpu_tsg_subctx_bind_channel", "channel VM does not match with subcontext VM")
+  def _reserve_sync(self) -> int:
+    # common/fifo/tsg.c nvgpu_tsg_create_sync_subcontext
+    if self.tsg.sync_veid: raise self.k.fail("nvgpu_tsg_create_sync_subcontext", "SYNC VEID not available", errno.ENOSPC)
+    self.tsg.sync_veid = True
+    return 0
+
+  def _bind(self, ch:Channel, caller:str):
+    # common/fifo/tsg.c nvgpu_tsg_create_sync_subcontext_internal: a channel on VEID 0 creates the SYNC subcontext with its own VM
+    # (none, if it has no AS yet) when that has no VM; no other VEID is created implicitly
+    t = self.tsg
+    if ch.veid == 0 and t.subctx_vms.get(0) is None:
+      try: self._reserve_sync()
+      except KernelError as e: self.k.klog.nvgpu(caller, 0, "ERR", f"sync subctx created failed {-e.errno}"); raise
+      t.subctx_vms[0] = ch.vm
+    # nvgpu_tsg_validate_ch_subctx_vm
+    if ch.vm is not t.subctx_vms.get(ch.veid):
+      self.k.klog.nvgpu("nvgpu_tsg_validate_ch_subctx_vm", 0, "ERR", "channel VM does not match with subcontext VM")
+      raise self.k.fail(caller, "channel/subctx VM mismatch")
+    # nvgpu_tsg_bind_channel
     if ch.tsg is not None: raise KernelError(errno.EINVAL)
-    if len(self.tsg.channels) >= CHANNELS_PER_TSG:
-      raise self.k.fail("nvgpu_tsg_bind_channel", "TSG is full", level="WRN")
-    if veid not in self.tsg.subctx: self.tsg.subctx[veid] = ch.vm.get()   # implicit subcontext on first bind (L4T semantics)
-    ch.tsg, ch.veid = self.tsg, veid
-    self.tsg.refs += 1; self.tsg.channels.append(ch)
-  def bind_channel(self, buf): self._bind(int_arg(buf), 0)
-  def bind_channel_ex(self, a): self._bind(a.channel_fd, a.subcontext_id)
+    if len(t.channels) >= CHANNELS_PER_TSG:
+      raise self.k.fail("nvgpu_tsg_bind_channel", f"TSG {t.tsgid} trying to bind more than supported channels ({CHANNELS_PER_TSG})", level="WRN")
+    ch.tsg = t
+    t.refs += 1; t.channels.append(ch)
+
+  def bind_channel(self, buf):
+    # os/linux/ioctl_tsg.c nvgpu_tsg_bind_channel_fd: the channel's current subcontext id (0, or what a BIND_CHANNEL_EX left)
+    if (fd:=int_arg(buf)) < 0: raise KernelError(errno.EINVAL)
+    self._bind(self.k.channel(fd), "nvgpu_tsg_bind_channel_fd")
+
+  def bind_channel_ex(self, a):
+    # os/linux/ioctl_tsg.c gk20a_tsg_ioctl_bind_channel_ex: the id is the channel's from here on, even if the bind then fails
+    ch = self.k.channel(a.channel_fd)
+    if a.subcontext_id >= self.k.characteristics.max_veid_count_per_tsg: raise KernelError(errno.EINVAL)
+    ch.veid = a.subcontext_id
+    ch.runq |= ch.veid > 0
+    self._bind(ch, "gk20a_tsg_ioctl_bind_channel_ex")
 
   def create_subcontext(self, a):
+    # os/linux/ioctl_tsg.c nvgpu_tsg_ioctl_create_subcontext -> common/fifo/tsg.c nvgpu_tsg_create_subcontext: ASYNC takes the
+    # lowest free VEID from 1 and falls back to the SYNC VEID 0 when all are taken
+    fn = "nvgpu_tsg_ioctl_create_subcontext"
     if a.type not in (consts.NVGPU_TSG_SUBCONTEXT_TYPE_SYNC, consts.NVGPU_TSG_SUBCONTEXT_TYPE_ASYNC):
-      raise self.k.fail("nvgpu_tsg_ioctl_create_subcontext", "Invalid subcontext type")
+      raise self.k.fail(fn, f"Invalid subcontext type {a.type}")
     f = self.k.files.get(a.as_fd)
-    if not isinstance(f, AsFile) or not self.k.owns(a.as_fd):
-      raise self.k.fail("nvgpu_tsg_ioctl_create_subcontext", f"Invalid VM (fd = {a.as_fd}) specified for subcontext")
-    veids = [0] if a.type == consts.NVGPU_TSG_SUBCONTEXT_TYPE_SYNC else range(1, self.k.characteristics.max_veid_count_per_tsg)
-    if (veid:=next((v for v in veids if v not in self.tsg.subctx), None)) is None: raise KernelError(errno.ENOSPC)
-    self.tsg.subctx[veid] = f.vm.get()
+    if not isinstance(f, AsFile) or not self.k.owns(a.as_fd): raise self.k.fail(fn, f"Invalid VM (fd = {a.as_fd}) specified for subcontext")
+    t, free = self.tsg, [v for v in range(1, self.k.characteristics.max_veid_count_per_tsg) if v not in self.tsg.async_veids]
+    try:
+      if a.type == consts.NVGPU_TSG_SUBCONTEXT_TYPE_ASYNC and free: t.async_veids.add(veid:=free[0])
+      else:
+        try: veid = self._reserve_sync()
+        except KernelError:
+          what = "Sync VEID" if a.type == consts.NVGPU_TSG_SUBCONTEXT_TYPE_SYNC else "Async/Sync VEID"
+          self.k.klog.nvgpu("nvgpu_tsg_create_subcontext", 0, "ERR", f"{what} not available"); raise
+    except KernelError as e: raise self.k.fail(fn, f"Create subcontext failed {-e.errno}", e.errno) from None
+    if t.subctx_vms.get(veid) is None: t.subctx_vms[veid] = f.vm
     a.veid = veid
 
   def delete_subcontext(self, a):
-    if (vm:=self.tsg.subctx.pop(a.veid, None)) is None: raise KernelError(errno.EINVAL)
-    vm.put()
+    # os/linux/ioctl_tsg.c nvgpu_tsg_ioctl_delete_subcontext -> common/fifo/tsg.c nvgpu_tsg_user_delete_subcontext,
+    # nvgpu_tsg_delete_subcontext: a VEID that is not reserved is not an error
+    t, fn = self.tsg, "nvgpu_tsg_ioctl_delete_subcontext"
+    if a.veid >= self.k.characteristics.max_veid_count_per_tsg:
+      self.k.klog.nvgpu("nvgpu_tsg_user_delete_subcontext", 0, "ERR", f"Invalid VEID specified {a.veid}")
+      raise self.k.fail(fn, f"Delete subcontext failed {-errno.EINVAL}")
+    if any(ch.veid == a.veid for ch in t.channels):
+      self.k.klog.nvgpu("nvgpu_tsg_user_delete_subcontext", 0, "ERR", "Channels should be unbound before freeing the subcontext")
+      raise self.k.fail(fn, f"Delete subcontext failed {-errno.EINVAL}")
+    if a.veid == 0 and t.sync_veid: t.sync_veid = False
+    elif a.veid in t.async_veids: t.async_veids.discard(a.veid)
+    else: return
+    t.subctx_vms.pop(a.veid, None)
 
   def read_sm_error(self, a):
-    ch = self.k.characteristics
-    if a.sm_id >= ch.num_gpc * ch.num_tpc_per_gpc * 2: raise KernelError(errno.EINVAL)   # 2 SMs per TPC (ga10b litter value)
+    # os/linux/ioctl_tsg.c gk20a_tsg_ioctl_read_single_sm_error_state, common/fifo/tsg.c nvgpu_tsg_get_sm_error_state: sm_id is
+    # bounded by the SMs the GPU really has (g->ops.gr.init.get_no_of_sm), and at most sizeof(record) bytes are copied and reported
+    if a.sm_id >= self.k.sm_count: raise self.k.fail("nvgpu_tsg_get_sm_error_state", "Invalid number of SMs")
     g, w, pc = self.tsg.sm_errors.get(a.sm_id, (0, 0, 0))
-    rec = structs.nvgpu_tsg_sm_error_state_record(global_esr=g, warp_esr=w, warp_esr_pc=pc)
-    self.k.umem.write(a.record_mem, bytes(rec)[:min(a.record_size, ctypes.sizeof(rec))])
+    rec = bytes(structs.nvgpu_tsg_sm_error_state_record(global_esr=g, warp_esr=w, warp_esr_pc=pc))
+    if a.record_size > 0:
+      if residue:=self.k.umem.copy_to_user(a.record_mem, rec[:min(a.record_size, len(rec))]):
+        self.k.klog.nvgpu("gk20a_tsg_ioctl_read_single_sm_error_state", 0, "ERR", "copy_to_user failed!")
+        return residue
+      a.record_size = min(a.record_size, len(rec))
 
 class Channel:
   def __init__(self, k, chid:int):
     self.k, self.chid = k, chid
-    self.token = (0 & 0x7F) << 16 | (chid & 0xFFF)   # runlist 0 (GR), hardware channel id: 511, 510, ...
+    self.token = (0 & 0x7F) << 16 | (chid & 0xFFF)   # hal/fifo/usermode_tu104.c tu104_usermode_doorbell_token: runlist 0 (GR), chid
     self.vm: Vm|None = None
     self.tsg: Tsg|None = None
-    self.veid, self.wdt, self.wdt_timeout_ms, self.timeout_ms, self.deterministic, self.bound = 0, True, 0, 0, False, False
+    self.veid, self.runq, self.wdt, self.wdt_timeout_ms, self.timeout_ms, self.deterministic, self.bound = 0, False, True, 0, 0, False, False
     self.gpfifo = self.userd = self.notifier = self.ring_map = self.gpu_ch = None
     self.entries, self.error, self.classes = 0, None, []
     k.channels[chid] = self
 
   def gpu_fault(self, fault:GpuFault):
-    """Contract B's on_error. A GPU channel that took the notifier view (orin_emu.gpu's error_notifier) has written it already,
+    """The GPU-room interface's on_error. A GPU channel that took the notifier view (orin_emu.gpu's error_notifier) has written it already,
     with the code of the engine that faulted."""
     self.fault(fault, notify=not hasattr(self.gpu_ch, "error_notifier"))
 
@@ -157,11 +231,17 @@ class Channel:
   def share_notifier(self):
     if self.notifier is not None and hasattr(self.gpu_ch, "error_notifier"): self.gpu_ch.error_notifier = self.notifier[0].view(self.notifier[1], 16)
 
+  def drop_notifier(self):
+    if self.notifier is not None: self.notifier[0].put()
+    self.notifier = None
+    if hasattr(self.gpu_ch, "error_notifier"): self.gpu_ch.error_notifier = None
+
   def close(self):
     if self.k.gpu is not None and self.bound: self.k.gpu.remove_channel(self.chid)
     if self.tsg is not None: self.tsg.channels.remove(self); self.tsg.put()
     if self.ring_map is not None: self.vm.unmap_kernel(self.ring_map)
-    for b in (self.gpfifo, self.userd, self.notifier[0] if self.notifier else None):
+    self.drop_notifier()
+    for b in (self.gpfifo, self.userd):
       if b is not None: b.put()
     if self.vm is not None: self.vm.put()
     del self.k.channels[self.chid]
@@ -176,26 +256,33 @@ class ChannelFile(IoctlFile):
   def release(self): self.ch.close()
 
   def setup_bind(self, a):
+    # os/linux/ioctl_channel.c gk20a_channel_ioctl (entry count checks, no log), then common/fifo/channel.c nvgpu_channel_setup_bind:
+    # channel_setup_bind_prechecks, the usermode buffers (os/linux/linux-channel.c nvgpu_channel_alloc_usermode_buffers: the ring's
+    # dma-buf is looked up, checked and mapped before the USERD's); every failure there ends with the line "fail"
     ch, f, n = self.ch, a.flags, a.num_gpfifo_entries
     usermode = f & consts.NVGPU_CHANNEL_SETUP_BIND_FLAGS_USERMODE_SUPPORT
     if n & (n - 1) or n < (2 if usermode else 4) or n > self.k.characteristics.max_gpfifo_entries: raise KernelError(errno.EINVAL)
-    if ch.vm is None: raise self.k.fail("nvgpu_channel_setup_bind", "not bound to an address space at time of setup_bind")
-    if ch.tsg is None: raise self.k.fail("nvgpu_channel_setup_bind", "not bound to tsg at time of setup_bind")
-    if ch.bound: raise KernelError(errno.EEXIST)
     det = f & consts.NVGPU_CHANNEL_SETUP_BIND_FLAGS_DETERMINISTIC
-    if det and ch.wdt: raise self.k.fail("nvgpu_channel_setup_bind", "deterministic is not compatible with watchdog")
-    if usermode and not det: raise self.k.fail("nvgpu_channel_setup_bind", "need deterministic for usermode submit")
+    def fail(msg:str|None, err:int=errno.EINVAL) -> KernelError:
+      if msg is not None: self.k.klog.nvgpu("channel_setup_bind_prechecks", 0, "ERR", msg)
+      return self.k.fail("nvgpu_channel_setup_bind", "fail", err)
+    if ch.vm is None: raise fail("not bound to an address space at time of setup_bind")
+    if ch.tsg is None: raise fail("not bound to tsg at time of setup_bind")
+    if ch.bound: raise fail(f"channel {ch.chid} : usermode buffers allocated", errno.EEXIST)
+    if det and ch.wdt: raise fail("deterministic is not compatible with watchdog")
+    if usermode and not det: raise fail("need deterministic for usermode submit")
     if not usermode: raise NotImplementedError("kernel-mode submit (SETUP_BIND without USERMODE_SUPPORT) is not emulated")
     try:
       if a.userd_dmabuf_fd == 0 or a.gpfifo_dmabuf_fd == 0 or a.userd_dmabuf_offset or a.gpfifo_dmabuf_offset: raise KernelError(errno.EINVAL)
-      userd, gpfifo = self.k.dmabuf(a.userd_dmabuf_fd).buf, self.k.dmabuf(a.gpfifo_dmabuf_fd).buf
-      if gpfifo.size < max(PAGE, n * 8) or not userd.allocated or not gpfifo.allocated: raise KernelError(errno.EINVAL)
-    except KernelError:
+      gpfifo = self.k.pin(self.k.dmabuf(a.gpfifo_dmabuf_fd).buf, "nvgpu_usermode_buf_from_dmabuf", "ERR")
+      if gpfifo.size < max(PAGE, n * 8): raise KernelError(errno.EINVAL)
+      userd = self.k.pin(self.k.dmabuf(a.userd_dmabuf_fd).buf, "nvgpu_usermode_buf_from_dmabuf", "ERR")
+    except KernelError as e:
       self.k.klog.nvgpu("nvgpu_channel_setup_usermode", 0, "ERR", "Usermode buffer alloc failed")
-      self.k.klog.nvgpu("nvgpu_channel_setup_bind", 0, "ERR", "fail"); raise
+      raise fail(None, e.errno) from None
     if gpfifo.size > (max(PAGE, n * 8) + PAGE - 1) & ~(PAGE - 1):
       raise MachineFrozen(f"SETUP_BIND with a {gpfifo.size:#x}-byte GPFIFO dma-buf for {n} entries: on the Orin this succeeds and the next "
-                          "ALLOC_OBJ_CTX freezes the board (tegra-facts.md §3.2); give the ring its own buffer of exactly entries*8 bytes")
+                          "ALLOC_OBJ_CTX freezes the board (tests/orin_emu/OBSERVED.md); give the ring its own buffer of exactly entries*8 bytes")
     ch.gpfifo, ch.userd, ch.entries, ch.deterministic, ch.bound = gpfifo.get(), userd.get(), n, bool(det), True
     ch.ring_map = ch.vm.map_kernel(gpfifo)
     a.work_submit_token, a.gpfifo_gpu_va, a.userd_gpu_va, a.usermode_mmio_gpu_va = ch.token, 0, 0, 0   # no GPU_MMIO on ga10b: VAs stay 0
@@ -204,36 +291,69 @@ class ChannelFile(IoctlFile):
       ch.share_notifier()
 
   def alloc_obj_ctx(self, a):
-    ch = self.ch
-    if ch.vm is None: raise self.k.fail("nvgpu_gr_setup_alloc_obj_ctx", "not bound to address space at time of grctx allocation")
-    if a.class_num not in VALID_CLASSES: raise self.k.fail("nvgpu_gr_setup_alloc_obj_ctx", f"invalid obj class 0x{a.class_num:x}")
+    # common/gr/gr_setup.c nvgpu_gr_setup_alloc_obj_ctx (CONFIG_NVGPU_NON_FUSA: every valid class builds the TSG's GR context) and
+    # common/fifo/tsg.c nvgpu_tsg_validate_class_veid_pbdma; flags and obj_id are not written: they come back as they went in
+    ch, fn = self.ch, "nvgpu_gr_setup_alloc_obj_ctx"
+    if ch.vm is None:
+      self.k.klog.nvgpu("nvgpu_gr_setup_validate_channel_and_class", 0, "ERR", "not bound to address space at time of grctx allocation")
+      raise self.k.fail(fn, "fail")
+    if a.class_num not in VALID_CLASSES:
+      self.k.klog.nvgpu("nvgpu_gr_setup_validate_channel_and_class", 0, "ERR", f"invalid obj class 0x{a.class_num:x}")
+      raise self.k.fail(fn, "fail")
     if ch.tsg is None: raise KernelError(errno.EINVAL)
-    if a.class_num in GR_CLASSES and not ch.tsg.gr_ctx:
+    if msg:=self._class_veid_conflict(a.class_num):
+      self.k.klog.nvgpu("nvgpu_tsg_validate_class_veid_pbdma", 0, "ERR", msg)
+      self.k.klog.nvgpu(fn, 0, "ERR", "Invalid class/veid/pbdma config")
+      raise self.k.fail(fn, "fail")
+    if a.class_num in (0x902D, 0xC797, 0xC7C0, 0xA140) and not ch.tsg.gr_ctx:
       ch.tsg.gr_ctx = True
       self.k.gr_init_warning()
-    if self.k.gpu is not None: self.k.gpu.alloc_obj(ch.chid, a.class_num)
+    c = self.k.characteristics
+    if self.k.gpu is not None and a.class_num in (c.compute_class, c.dma_copy_class): self.k.gpu.alloc_obj(ch.chid, a.class_num)
     ch.classes.append(a.class_num)
-    a.obj_id = 0
+
+  def _class_veid_conflict(self, cls:int) -> str|None:
+    # common/fifo/tsg.c nvgpu_tsg_validate_class_veid_pbdma: graphics only on VEID 0 and PBDMA 0. A channel bound with a VEID above 0
+    # uses run-queue (PBDMA) 1 from then on (os/linux/ioctl_tsg.c gk20a_tsg_ioctl_bind_channel_ex), so the mixing rules there, which
+    # need a VEID 0 channel on PBDMA 1 or a VEID>0 one on PBDMA 0, cannot be met through these ioctls
+    if cls in GFX_CLASSES and self.ch.runq: return "Can't have Graphics in non-zero'th PBDMA"
+    if cls in GFX_CLASSES and self.ch.veid: return "Can't have Graphics in non-zero'th VEID"
+    return None
 
   def wdt(self, a):
+    # os/linux/ioctl_channel.c gk20a_channel_set_wdt_status
     en, dis = a.wdt_status & consts.NVGPU_IOCTL_CHANNEL_ENABLE_WDT, a.wdt_status & consts.NVGPU_IOCTL_CHANNEL_DISABLE_WDT
+    if self.ch.deterministic and not (dis and not en): raise KernelError(errno.EINVAL)
     if bool(en) == bool(dis): raise KernelError(errno.EINVAL)
-    if self.ch.deterministic and not dis: raise KernelError(errno.EINVAL)
     self.ch.wdt = bool(en)
     if a.wdt_status & consts.NVGPU_IOCTL_CHANNEL_WDT_FLAG_SET_TIMEOUT: self.ch.wdt_timeout_ms = a.timeout_ms
 
   def set_error_notifier(self, a):
-    if a.mem == 0: raise self.k.fail("gk20a_init_error_notifier", "invalid memory handle")
+    # os/linux/ioctl_channel.c gk20a_init_error_notifier: the old notifier is dropped before the new one is checked, so a failing call
+    # leaves the channel with none. Two of its lines are plain pr_err, not nvgpu's format
+    if a.mem == 0:
+      self.k.klog("gk20a_init_error_notifier: invalid memory handle", 3)
+      raise KernelError(errno.EINVAL)
     try: buf = self.k.dmabuf(a.mem).buf
-    except KernelError: raise KernelError(errno.EINVAL) from None
-    if a.offset + 16 > buf.size or not buf.allocated: raise KernelError(errno.EINVAL)
-    if self.ch.notifier is not None: self.ch.notifier[0].put()
+    except KernelError: buf = None
+    self.ch.drop_notifier()
+    if buf is None:
+      self.k.klog(f"Invalid handle: {a.mem}", 3)
+      raise KernelError(errno.EINVAL)
+    if (a.offset + 16) & 0xFFFFFFFFFFFFFFFF > buf.size or (a.offset + 16) & 0xFFFFFFFFFFFFFFFF < 16:
+      raise self.k.fail("gk20a_init_error_notifier", "gk20a_init_error_notifier: invalid offset")
+    if not buf.allocated or buf.ro:   # nvmap_dmabuf.c: no vmap of an unallocated or read-only buffer
+      self.k.klog("Cannot map notifier handle", 3)
+      raise KernelError(errno.ENOMEM)
     self.ch.notifier = (buf.get(), a.offset)
     buf.view(a.offset, 16)[:] = 0
     self.ch.share_notifier()
 
+  # os/linux/ioctl_channel.c gk20a_channel_ioctl SET_TIMEOUT(_EX): stored, never checked
   def set_timeout(self, a): self.ch.timeout_ms = a.timeout
-  def get_timedout(self, a): a.value = int(self.ch.error is not None)
+  # os/linux/ioctl_channel.c gk20a_channel_ioctl GET_TIMEDOUT: common/fifo/channel.c nvgpu_channel_check_unserviceable; a channel is
+  # unserviceable from its open until it is bound to a TSG, and after an error
+  def get_timedout(self, a): a.value = int(self.ch.tsg is None or self.ch.error is not None)
 
 class MachineFrozen(RuntimeError):
   """What the real board did instead of returning an error: raised so the software bug shows, not a hang."""

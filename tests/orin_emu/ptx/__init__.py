@@ -1,4 +1,4 @@
-# The SM room: PTX front end, numpy SIMT interpreter, and the compile-side registry (Contract C in brief emu-interface).
+# The SM room: PTX front end, numpy SIMT interpreter, and the compile-side registry (the program interface, README.md).
 from orin_emu.ptx import registry
 from orin_emu.ptx.sm import execute
 

@@ -1,4 +1,4 @@
-# Test support: a dict-backed GpuMemory (Contract A) and a runner that lowers tinygrad schedules with the sm_87 renderers and
+# Test support: a dict-backed GpuMemory (the memory interface, README.md) and a runner that lowers tinygrad schedules with the sm_87 renderers and
 # executes them on the SM room directly, laying out parameters exactly as NVProgram/NVArgsState do.
 import bisect, struct, time, numpy as np
 from orin_emu.faults import MMUFault
@@ -20,7 +20,7 @@ class DictMemory:
     if i >= 0 and va < (b:=self.bases[i]) + len(self.bufs[b]): return b, self.bufs[b]
     raise MMUFault(va)
 
-SHARED_WINDOW, LOCAL_WINDOW = 0xFE00000000, 0xFD00000000   # the windows TegraIface reserves (tegra-facts §7.1)
+SHARED_WINDOW, LOCAL_WINDOW = 0xFE00000000, 0xFD00000000   # the windows TegraIface reserves (patch 0007)
 
 def cbuf0_prefix(cubin:bytes) -> bytes:
   """The cbuf_0 words NVProgram writes ahead of the kernel arguments: max(EIATTR_PARAM_CBANK offset / 4, 12) words, windows at 6..11."""
