@@ -74,7 +74,7 @@
         '';
       };
 
-      nixosModules.default = import ./nixos;
+      nixosModules.default = ./nixos;
 
       nixosConfigurations.orin = nixpkgs.lib.nixosSystem {
         modules = [

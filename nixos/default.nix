@@ -14,8 +14,8 @@ let
   clockLimits = "/sys%p/min_freq /sys%p/max_freq";
   rules = pkgs.writeTextFile {
     name = "tinygrad-orin-udev-rules";
-    # udev reads rules files in name order across directories, the last assignment wins: this name sorts after
-    # jetpack-nixos's copy of L4T's rules (90-tegra-devices.rules; 99-tegra-devices.rules on L4T itself)
+    # udev reads rules files in name order across directories, the last assignment wins: this name sorts after L4T's
+    # 99-tegra-devices.rules, which jetpack-nixos installs under that name (modules/default.nix, services.udev.packages)
     destination = "/etc/udev/rules.d/99-tinygrad-orin.rules";
     text =
       ''

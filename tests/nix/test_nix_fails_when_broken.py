@@ -1,6 +1,6 @@
 """The offline Nix checks can fail: each case breaks a copy of the tree the way a bad edit would and runs the test
 that guards against it on that copy, expecting it to fail."""
-import importlib.util, inspect, pathlib
+import importlib.util, inspect, json, pathlib
 import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -30,6 +30,10 @@ def series_lists_a_missing_patch(t): write_series(t, ["0001-a.patch", "0002-b.pa
 def sdist_hash_changed(t): edit(t/"overlays/tinygrad.nix", 'hash = "sha256-KZzV', 'hash = "sha256-AAAA')
 def cuda_from_default_set(t): edit(t/"overlays/tinygrad.nix", "cuda = cudaPackages_12_6;", "cuda = cudaPackages;")
 def lock_drifted(t): edit(t/"flake.lock", "c217913993d6c6f6805c3b1a3bda5e639adfde6d", "0000000000000000000000000000000000000000")
+def lock_lacks_cuda_legacy(t):   # the lock before jetpack-nixos's own input was added
+  lock = json.loads((t/"flake.lock").read_text())
+  del lock["nodes"]["cuda-legacy"], lock["nodes"]["jetpack-nixos"]["inputs"]["cuda-legacy"]
+  (t/"flake.lock").write_text(json.dumps(lock))
 def follows_dropped_without_relocking(t): edit(t/"flake.nix", 'inputs.nixpkgs.follows = "nixpkgs";', "")
 def shell_output_broken(t): edit(t/"flake.nix", "pkgs.clang\n        ];\n        env", "pkgs.clang-nonexistent\n        ];\n        env")
 
@@ -44,6 +48,7 @@ def shell_output_broken(t): edit(t/"flake.nix", "pkgs.clang\n        ];\n       
   (sdist_hash_changed, "test_nix_overlay.py", "test_src_is_the_pinned_sdist"),
   (cuda_from_default_set, "test_nix_overlay.py", "test_library_lookups_point_at_cuda_12_6_driver_and_libc"),
   (lock_drifted, "test_nix_files.py", "test_flake_lock_holds_exactly_the_pinned_nodes"),
+  (lock_lacks_cuda_legacy, "test_nix_lock.py", "test_lock_gives_every_flake_its_inputs"),
   (follows_dropped_without_relocking, "test_nix_files.py", "test_nix_takes_the_lock_as_is"),
   (shell_output_broken, "test_nix_flake.py", "test_flake_exposes_every_output"),
 ], ids=lambda v: v.__name__ if callable(v) else None)

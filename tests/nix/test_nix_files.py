@@ -1,4 +1,4 @@
-"""Every .nix file parses, and flake.lock pins exactly the revisions nix-pins.md names."""
+"""Every .nix file parses, and flake.lock pins exactly the revisions nix-pins.md names, jetpack-nixos's own cuda-legacy input included."""
 import json, pathlib
 
 # shared/reference/nix-pins.md: the nixpkgs and jetpack-nixos revisions known to work together on an Orin AGX
@@ -7,7 +7,13 @@ PINS = {
               "lastModified": 1771574726, "narHash": "sha256-D1PA3xQv/s4W3lnR9yJFSld8UOLr0a/cBWMQMXS+1Qg="},
   "jetpack-nixos": {"owner": "anduril", "repo": "jetpack-nixos", "rev": "381e27e068b67fee68bc7d061a5a373f0de60423",
                     "lastModified": 1771645577, "narHash": "sha256-mILBqTI/zc5Os5HltjhpqsBHLHs1uFPoNQWpxuotBHQ="},
+  # as jetpack-nixos 381e27e's own flake.lock pins it
+  "cuda-legacy": {"owner": "nixos-cuda", "repo": "cuda-legacy", "rev": "86ad7e2c2e314f0234539cbbc66b5cd7746bcd32",
+                  "lastModified": 1768505959, "narHash": "sha256-oFCx/ApQ+S1/apUKWsvT9vq+Eo1m2vINWEDkW7/nckA="},
 }
+# each node's inputs: jetpack-nixos follows our nixpkgs, cuda-legacy follows jetpack-nixos's nixpkgs and (flake-parts.follows = "") itself
+INPUTS = {"jetpack-nixos": {"cuda-legacy": "cuda-legacy", "nixpkgs": ["nixpkgs"]},
+          "cuda-legacy": {"flake-parts": ["jetpack-nixos", "cuda-legacy"], "nixpkgs": ["jetpack-nixos", "nixpkgs"]}}
 
 def nix_files(root:pathlib.Path) -> list[pathlib.Path]:
   return [root/"flake.nix"] + sorted(p for d in ("overlays", "nixos", "tests/nix") for p in (root/d).rglob("*.nix"))
@@ -26,7 +32,7 @@ def test_flake_lock_holds_exactly_the_pinned_nodes(source):
     node = lock["nodes"][name]
     assert node["locked"] == {"type": "github", **{k: v for k, v in pin.items() if k != "ref"}}, name
     assert node["original"] == {"type": "github", **{k: pin[k] for k in ("owner", "repo", "ref") if k in pin}}, name
-  assert lock["nodes"]["jetpack-nixos"]["inputs"] == {"nixpkgs": ["nixpkgs"]}, "jetpack-nixos must follow our nixpkgs"
+    assert node.get("inputs") == INPUTS.get(name), name
 
 def test_flake_inputs_are_what_the_lock_recorded(nix, tree):
   # a mismatch here makes nix on the Jetson re-lock (and fetch other revisions) instead of using the pins

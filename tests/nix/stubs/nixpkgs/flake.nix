@@ -1,6 +1,6 @@
 # Offline stand-in for the nixpkgs input (tests/nix pass it with --override-input).
 {
-  outputs = _: {
+  outputs = { self }: {
     lib = import ./lib.nix // {
       # a NixOS system can't be evaluated without real nixpkgs: keep the module list for the tests to read
       nixosSystem = { modules }: {
