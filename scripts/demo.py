@@ -18,8 +18,9 @@ def device_info() -> str:
   if (info:=getattr(getattr(dev, "iface", None), "info", None)) is None: return f"{Device.DEFAULT} ({type(dev).__name__})"
   where = "emulated Orin (ORIN_EMU=1)" if os.environ.get("ORIN_EMU") == "1" else "this Jetson"
   chip = bytes(info.chipname).rstrip(b"\0").decode()
+  waits = f", HCQ waits up to {int(ms) // 1000} s (HCQDEV_WAIT_TIMEOUT_MS)" if (ms:=os.environ.get("HCQDEV_WAIT_TIMEOUT_MS")) else ""
   return (f"NV via {type(dev.iface).__name__} on {where}: {chip} {dev.arch}, "
-          f"{info.num_gpc} GPC x {info.num_tpc_per_gpc} TPC, L2 {info.L2_cache_size >> 10} KiB")
+          f"{info.num_gpc} GPC x {info.num_tpc_per_gpc} TPC, L2 {info.L2_cache_size >> 10} KiB{waits}")
 
 def main() -> None:
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

@@ -9,7 +9,11 @@ ROOT = Path(__file__).resolve().parent.parent
 TREE = ROOT/"tinygrad" if (ROOT/"tinygrad"/".git").exists() else ROOT/"build"/"tinygrad"
 PY = str(ROOT/".venv"/"bin"/"python")
 WORKERS = str(min(os.cpu_count() or 1, 4))
-EMU = {"ORIN_EMU": "1", "NV": "1"}   # NV=1 on the emulated Orin: TegraIface over the emulated nvgpu/nvmap (tests/orin_emu)
+# Kernels run in a PTX interpreter, orders of magnitude slower than an SM: a loop-heavy one (upstream test_simple_cummax) outlasts HCQ's
+# 30 s signal wait, so the suites on the emulated Orin ask for 240 s (below pytest's 300 s per-test timeout: a real hang still ends as an
+# error). Each suite's header line shows it.
+SLOW_WAITS = {"HCQDEV_WAIT_TIMEOUT_MS": "240000"}
+EMU = {"ORIN_EMU": "1", "NV": "1", **SLOW_WAITS}   # NV=1 on the emulated Orin: TegraIface over the emulated nvgpu/nvmap (tests/orin_emu)
 HANG = ["-p", "orin_emu.hang_report"]   # a test whose HCQ wait times out also shows where the emulated GPU was
 
 @dataclass
@@ -25,9 +29,9 @@ SUITES = [
   # suites that put the process on the emulated Orin run apart: an Orin that appears mid-process becomes tinygrad's default
   # device for every later test there (and NV=1 is exported to children)
   Suite("ours", ["tests", *(f"--ignore=tests/{d}" for d in ("orin_emu", "tegra", "tegra_conformance")), "-n", WORKERS]),
-  Suite("emulated Orin rooms", ["tests/orin_emu", "-n", WORKERS]),
+  Suite("emulated Orin rooms", ["tests/orin_emu", "-n", WORKERS], env=SLOW_WAITS),
   # the Tegra suites run unchanged on a Jetson; here with the switch on from interpreter start, as a user would run them
-  Suite("tegra conformance (emulated Orin)", ["tests/tegra_conformance", "-n", WORKERS], env={"ORIN_EMU": "1"}),
+  Suite("tegra conformance (emulated Orin)", ["tests/tegra_conformance", "-n", WORKERS], env={"ORIN_EMU": "1", **SLOW_WAITS}),
   Suite("tegra (NV, emulated Orin)", ["tests/tegra", "-n", WORKERS, *HANG], env=EMU),
   Suite("upstream test_ops (CPU)", ["test/test_ops.py", "-n", WORKERS], cwd=TREE, env={"CPU": "1"}, upstream=True),
   Suite("upstream test_ops (NV, emulated Orin)", ["test/test_ops.py", "-n", WORKERS, *HANG], cwd=TREE, env=EMU, upstream=True),

@@ -2,7 +2,7 @@
 # served by the emulated Orin's kernel; every other path and fd goes to the real OS through the base class untouched.
 # Failures look exactly like the real calls': fcntl.ioctl's OSError(errno), the base _mmap's "Failed to mmap ..." OSError.
 import ctypes, errno, os
-from orin_emu.kernel import kernel, KernelError
+from orin_emu.kernel import kernel, KernelError, NotEmulated
 
 IOCTL_BUFSZ = 1024   # fcntl.ioctl copies buffer arguments through a buffer of this size
 EXTRA_ENTRIES = {"/dev": ["kmsg", "nvgpu", "nvmap"], "/sys/class": ["devfreq"]}
@@ -23,6 +23,10 @@ def ioctl(fd:int, request:int, arg) -> int|bytes:
   finally:
     if not mv.readonly: mv[:] = tmp.raw[:mv.nbytes]   # fcntl copies back before it checks the result: what the kernel wrote shows
   return tmp.raw[:mv.nbytes] if mv.readonly else ret
+
+def _not_inherited(fd:int):
+  if kernel().inherited_file(fd):
+    raise NotEmulated(f"fd {fd} is an nvgpu/nvmap file opened before fork(): the real driver would serve it on the parent's objects")
 
 def _call(fn):
   try: return fn()
@@ -51,11 +55,16 @@ def emulated(base:type) -> type:
     def __del__(self):
       if hasattr(self, "fd") and kernel().owns(self.fd): kernel().close(self.fd)
       else: super().__del__()
-    def ioctl(self, request, arg): return ioctl(self.fd, request, arg) if kernel().owns(self.fd) else super().ioctl(request, arg)
+    def ioctl(self, request, arg):
+      if kernel().owns(self.fd): return ioctl(self.fd, request, arg)
+      _not_inherited(self.fd)
+      return super().ioctl(request, arg)
     def mmap(self, start, sz, prot, flags, offset): return EmuFileIOInterface._mmap(start, sz, prot, flags, self.fd, offset)
     @staticmethod
     def _mmap(start, sz, prot, flags, fd, offset):
-      if not kernel().owns(fd): return base._mmap(start, sz, prot, flags, fd, offset)
+      if not kernel().owns(fd):
+        _not_inherited(fd)
+        return base._mmap(start, sz, prot, flags, fd, offset)
       try: return kernel().mmap(fd, start, sz, prot, flags, offset)
       except KernelError as e: raise OSError(f"Failed to mmap {sz} bytes at {hex(start)}: {os.strerror(e.errno)}") from None
     def read(self, size=None, binary=False, offset=None):

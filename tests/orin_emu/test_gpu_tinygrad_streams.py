@@ -19,7 +19,8 @@ def device(gpu, mem):
     gpu.alloc_obj(chid, cls)
     return GPFifo(ring=ring.view(np.uint64), controls=nv.AmpereAControlGPFifo.from_buffer(userd), entries_count=ENTRIES, token=chid)
   return types.SimpleNamespace(cmdq_page=types.SimpleNamespace(va_addr=CMDQ), cmdq_allocator=BumpAllocator(size=0x200000, base=CMDQ, wrap=True),
-    cmdq=cmdq.view(np.uint32), gpu_mmio=usermode.view(np.uint32), compute_gpfifo=fifo(511, 0xc7c0), dma_gpfifo=fifo(510, 0xc7b5))
+    cmdq=cmdq.view(np.uint32), gpu_mmio=usermode.view(np.uint32), compute_gpfifo=fifo(511, 0xc7c0), dma_gpfifo=fifo(510, 0xc7b5),
+    _check_usable=lambda: None)   # submit() first asks the device whether this process may use it
 
 def wait(mem, va, value):
   deadline = time.monotonic() + 20

@@ -1,5 +1,6 @@
-# What a Tegra device holds and gives back: no memory it never uses, no fd it no longer needs, and its channels' rings and USERDs
-# freed when the device is finalized (upstream's interface hook, device_fini) rather than at process exit.
+# What a Tegra device holds and gives back: no memory it never uses, no fd it no longer needs, and everything (channels, their rings
+# and USERDs, buffers, CPU mappings, the AS, fds) when the device is finalized (upstream's interface hook, device_fini) rather than
+# at process exit.
 import os, sys
 from tegra_kernel import run_child
 
@@ -17,7 +18,7 @@ def test_channel_buffers_hold_no_fds_or_handles(dev):
   pinned = {b for ch in k.channels.values() for b in (ch.gpfifo, ch.userd)}
   assert len(pinned) == 4 and not [b for b in pinned if b.id in b.client.handles]
 
-def test_finalize_frees_channels_rings_and_userds():
+def test_finalize_gives_back_everything():
   r = run_child("""
     import os, sys
     from tinygrad import Device, Tensor
@@ -32,11 +33,12 @@ def test_finalize_frees_channels_rings_and_userds():
     before = state()
     d.finalize()
     print("RESULT", before, state())
-  """)
+    try: (Tensor([1, 2]) + 1).realize()
+    except RuntimeError as e: print("AFTER", e)
+  """)   # and at exit, atexit's finalize of the same device is quiet
   line = next(ln for ln in r.stdout.splitlines() if ln.startswith("RESULT")) if "RESULT" in r.stdout else ""
   assert line, r.stdout[-2000:] + r.stderr[-3000:]
   before, after = eval(line[len("RESULT"):].replace(") (", "), ("))
-  if isinstance(before, int): assert after <= before - 3   # a Jetson: two channel fds and the TSG fd closed
-  else:
-    assert before[:2] == (2, 1) and after[:2] == (0, 0)
-    assert after[2] == before[2] - 4 and after[3] == before[3] - 3   # both rings and USERDs freed; channel and TSG fds closed
+  if isinstance(before, int): assert after <= before - 6   # a Jetson: two channels, the TSG, the AS, nvmap and ctrl closed
+  else: assert before[:2] == (2, 1) and after == (0, 0, 0, before[3] - 6)   # every buffer freed, those six fds closed
+  assert "AFTER NV device was finalized" in r.stdout and r.returncode == 0 and r.stderr == "", r.stdout[-2000:] + r.stderr[-3000:]

@@ -2,7 +2,9 @@
 source function it mirrors, tests/orin_emu/AUDIT.md lists the rules).
 
 How it is put together (for the GPU room, TegraIface and the log checker):
-- kernel() is the process-wide Orin; reset() boots a fresh one (tests). A forked child boots its own on first use.
+- kernel() is the process-wide Orin; reset() boots a fresh one (tests). A forked child boots its own on first use; it keeps the fds of
+  the parent's open files, as fork does, but requests on them raise NotEmulated (the real driver would serve them on the parent's
+  objects), and it has none of the parent's mappings: gk20a_ctrl_dev_mmap and __nvmap_map make theirs VM_DONTCOPY (MADV_DONTFORK here).
 - Open files (nvmap clients, ctrl, AS, TSG, channel, dma-buf, /dev/kmsg, devfreq attributes) each own a real fd (a tiny memfd), so
   fd numbers, O_CLOEXEC and /proc/self/fd counts are the OS's. A fd closed with os.close() instead of through the seam is noticed
   (its inode changed or vanished) and released as close() would have.
@@ -18,7 +20,7 @@ How it is put together (for the GPU room, TegraIface and the log checker):
   simply not serviced.
 - The kernel log is an append-only file shared with child processes (ORIN_EMU_KMSG), read through /dev/kmsg records. Its owner
   removes it at exit; the log of an owner killed before that is removed when the next machine boots (the pid is in its name).
-- Fault injection: Kernel.faults (alloc, ioctl, open; or ORIN_EMU_FAULTS in a child's environment), Kernel.channel_error().
+- Fault injection: Kernel.faults (alloc, ioctl, open, mmap; or ORIN_EMU_FAULTS in a child's environment), Kernel.channel_error().
   Another Orin: Kernel(**characteristics) or ORIN_EMU_CHARACTERISTICS, Kernel(tpc_masks=) or ORIN_EMU_TPC_MASKS (gated TPCs).
   Leaks: Kernel.counts().
 - A request the real driver serves but this emulator does not raises NotEmulated; a SETUP_BIND that froze the real board raises

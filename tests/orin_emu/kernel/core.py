@@ -39,11 +39,13 @@ def _gpu_room():
   return Ga10bGPU
 
 class Faults:
-  """Fault injection: the nth nvmap ALLOC fails (ENOMEM), the nth call of an ioctl fails with an errno, an open fails."""
+  """Fault injection: the nth nvmap ALLOC fails (ENOMEM), the nth call of an ioctl fails with an errno, an open or an mmap of a file kind
+  ('dmabuf', 'ctrl') fails."""
   def __init__(self): self.rules: list[list] = []
   def ioctl(self, which:str|int, err:int, nth:int=1): self.rules.append(["ioctl", which, err, nth])
   def alloc(self, nth:int=1, err:int=errno.ENOMEM): self.rules.append(["alloc", None, err, nth])
   def open(self, path:str, err:int, nth:int=1): self.rules.append(["open", path, err, nth])
+  def mmap(self, kind:str, err:int, nth:int=1): self.rules.append(["mmap", kind, err, nth])
   def clear(self): self.rules.clear()
   def _hit(self, kind:str, key:set):
     for r in self.rules:
@@ -54,8 +56,10 @@ class Faults:
   def check_ioctl(self, name:str, req:int): self._hit("ioctl", {name, req})
   def check_alloc(self): self._hit("alloc", {None})
   def check_open(self, path:str): self._hit("open", {path})
+  def check_mmap(self, kind:str): self._hit("mmap", {kind})
   def load(self, spec:str):
-    """ORIN_EMU_FAULTS for subprocesses: 'alloc:N' | 'ioctl:NAME:ERRNO[:N]' | 'open:PATH:ERRNO[:N]', comma separated; ERRNO by name."""
+    """ORIN_EMU_FAULTS for subprocesses: 'alloc:N' | 'ioctl:NAME:ERRNO[:N]' | 'open:PATH:ERRNO[:N]' | 'mmap:KIND:ERRNO[:N]', comma separated;
+    ERRNO by name."""
     for item in filter(None, spec.split(",")):
       kind, *p = item.split(":")
       if kind == "alloc": self.alloc(int(p[0]) if p else 1)
@@ -88,6 +92,7 @@ class Kernel:
     self.vms, self.tsgs, self.channels = set(), set(), {}
     self.free_chids = list(range(511, -1, -1))   # hardware channel ids are handed out downward: tokens 511, 510, ...
     self.next_handle, self.next_tsgid, self.ctrl_opens, self.stats, self.tag_labels = 0x80000000, 0, 0, collections.Counter(), {}
+    self.inherited = dict(_inherited)   # fd -> inode: files a parent process opened before it forked this one
     self.faults.load(os.environ.get("ORIN_EMU_FAULTS", ""))
     if not self.klog.records():   # a new machine's log starts with its boot messages
       self.klog.nvgpu("nvgpu_nvhost_syncpt_init", 122, "INFO", "syncpt_unit_base 60000000 syncpt_unit_size 4000000 size 10000")
@@ -140,6 +145,12 @@ class Kernel:
     self.files[fd] = f
     return fd
 
+  def inherited_file(self, fd:int) -> bool:
+    """fd is an emulated file the parent opened before fork(): the real driver serves it on the parent's objects, which live in the
+    parent's emulator, so every request on it raises NotEmulated."""
+    try: return self.inherited.get(fd) == os.fstat(fd).st_ino
+    except OSError: return False
+
   def owns(self, fd:int) -> bool:
     """fd is an open emulated file. A record whose fd was closed directly (os.close) is released here, as close() would have."""
     if (f:=self.files.get(fd)) is None: return False
@@ -180,7 +191,8 @@ class Kernel:
   def mmap(self, fd:int, addr, size:int, prot:int, flags:int, off:int) -> int:
     with self.lock:
       if size == 0 or off % PAGE: raise KernelError(errno.EINVAL)
-      return self.file(fd).mmap(addr, size, prot, flags, off)
+      self.faults.check_mmap((f:=self.file(fd)).kind)
+      return f.mmap(addr, size, prot, flags, off)
   def munmapped(self):
     with self.lock: self.reap()
   def read(self, fd:int, n:int) -> bytes:
@@ -260,6 +272,7 @@ class Kernel:
 
 _kernel: Kernel|None = None
 _kernel_lock = threading.Lock()
+_inherited: dict[int, int] = {}
 def kernel() -> Kernel:
   """The process-wide emulated Orin, created on first use."""
   global _kernel
@@ -277,4 +290,12 @@ def reset(**kw) -> Kernel:
       if hasattr(_kernel.gpu, "close"): _kernel.gpu.close()   # the GPU room's threads would otherwise poll the old machine forever
     _kernel = Kernel(**kw)
     return _kernel
-os.register_at_fork(after_in_child=lambda: globals().__setitem__("_kernel", None))   # a forked child boots its own Orin
+def _forked():
+  """In a forked child: the parent's Orin (its GPU threads did not survive the fork, its mappings are VM_DONTCOPY) is not the child's; the
+  child boots its own on first use. It keeps the fds of the parent's open files, as fork does, and they stay the parent's."""
+  global _kernel, _kernel_lock
+  if _kernel is not None:
+    _inherited.update({fd: f.ino for fd, f in _kernel.files.items()})
+    for fd in (_kernel.dram.fd, _kernel.usermode.fd): os.close(fd)   # the GPU's memory is not the child's
+  _kernel, _kernel_lock = None, threading.Lock()   # another thread may have held the lock at fork()
+os.register_at_fork(after_in_child=_forked)

@@ -7,7 +7,8 @@ libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 libc.mmap.restype, libc.mmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int64]
 libc.munmap.restype, libc.munmap.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t]
 libc.fallocate.restype, libc.fallocate.argtypes = ctypes.c_int, [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
-MAP_FAILED, MAP_NORESERVE, FALLOC_PUNCH = 0xFFFFFFFFFFFFFFFF, 0x4000, 0x3   # FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE
+libc.madvise.restype, libc.madvise.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+MAP_FAILED, MAP_NORESERVE, FALLOC_PUNCH, MADV_DONTFORK = 0xFFFFFFFFFFFFFFFF, 0x4000, 0x3, 10   # FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE
 PAGE = 0x1000
 
 class KernelError(Exception):
@@ -16,12 +17,14 @@ class KernelError(Exception):
 
 def sys_mmap(addr, size, prot, flags, fd, off) -> int:
   if (x:=libc.mmap(addr, size, prot, flags, fd, off)) in (None, MAP_FAILED): raise KernelError(ctypes.get_errno())
+  # VM_DONTCOPY, as gk20a_ctrl_dev_mmap (usermode page) and __nvmap_map (dma-buf) set it: a forked child does not get the mapping
+  if libc.madvise(x, size, MADV_DONTFORK) != 0: err = ctypes.get_errno(); libc.munmap(x, size); raise KernelError(err)
   return x
 
 def view(addr:int, n:int) -> np.ndarray: return np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(addr)) if n else np.zeros(0, np.uint8)
 
 class SharedPages:
-  """A memfd and the emulator's own mapping of it."""
+  """A memfd and the emulator's own mapping of it (the GPU's side: not in a forked child, like every mapping here)."""
   def __init__(self, name:str, size:int):
     self.fd, self.size = os.memfd_create(name, os.MFD_CLOEXEC), size
     os.ftruncate(self.fd, size)

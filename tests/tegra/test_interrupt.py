@@ -1,0 +1,35 @@
+# Ctrl-C while the host waits on the GPU: the wait raises KeyboardInterrupt at once; the exit that follows says what it still waits for
+# (the work queued before the interrupt), and a second Ctrl-C ends it quietly instead of waiting out HCQ's timeout.
+import os, queue, signal, subprocess, sys, textwrap, threading, time
+
+CHILD = """
+  from tinygrad import Device
+  dev = Device["NV"]
+  # queued work that never finishes: the GPU waits on a signal nobody sets, as a long kernel keeps it busy
+  dev.hw_compute_queue_t().wait(dev.new_signal(value=0), 1).signal(dev.timeline_signal, dev.next_timeline()).submit(dev)
+  print("WAITING", flush=True)
+  try: dev.synchronize()
+  except KeyboardInterrupt: print("INTERRUPTED", flush=True); raise
+"""
+
+def test_ctrl_c_interrupts_the_wait_and_the_exit():
+  p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(CHILD)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env={**os.environ, "NV": "1", "HCQDEV_WAIT_TIMEOUT_MS": "120000"})   # a wait that does not end by itself in this test
+  lines:queue.Queue = queue.Queue()
+  threading.Thread(target=lambda: [lines.put(ln.rstrip("\n")) for ln in p.stdout], daemon=True).start()
+  def until(text:str, timeout:float) -> float:
+    st = time.monotonic()
+    while not lines.get(timeout=timeout).startswith(text): pass
+    return time.monotonic() - st
+  try:
+    until("WAITING", 120)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    assert until("INTERRUPTED", 10) < 5   # at once, not at the end of the wait
+    assert until("NV: waiting for queued work before finalizing", 10) < 5   # the exit says what it waits for, and how to skip it
+    p.send_signal(signal.SIGINT)
+    assert until("NV: finalizing without waiting for queued work", 10) < 5
+    p.wait(timeout=10)
+  finally: p.kill()
+  err = p.stderr.read()
+  assert "KeyboardInterrupt" in err and "Exception ignored" not in err and err.count("Traceback") == 1, err   # the script's own, only
