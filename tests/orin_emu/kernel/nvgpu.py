@@ -3,6 +3,7 @@ from __future__ import annotations
 import ctypes, errno, time
 from orin_emu.faults import GpuFault, MMUFault, SMException
 from orin_emu.kernel.files import IoctlFile, KernelError, int_arg
+from orin_emu.kernel.grctx import GrCtx, check_ring
 from orin_emu.kernel.memory import PAGE
 from orin_emu.kernel.uapi import consts, limits, structs
 from orin_emu.kernel.vm import AsFile, Vm
@@ -66,7 +67,7 @@ class CtrlFile(IoctlFile):
 
 class Tsg:
   def __init__(self, k):
-    self.k, self.refs, self.channels, self.gr_ctx = k, 1, [], False
+    self.k, self.refs, self.channels, self.gr = k, 1, [], GrCtx(k)
     self.subctx: dict[int, Vm] = {}
     self.sm_errors: dict[int, tuple[int,int,int]] = {}
     k.tsgs.add(self)
@@ -159,7 +160,10 @@ class Channel:
 
   def close(self):
     if self.k.gpu is not None and self.bound: self.k.gpu.remove_channel(self.chid)
-    if self.tsg is not None: self.tsg.channels.remove(self); self.tsg.put()
+    if self.tsg is not None:
+      self.tsg.channels.remove(self)
+      self.tsg.gr.unbind(self, any(c.veid == self.veid for c in self.tsg.channels))
+      self.tsg.put()
     if self.ring_map is not None: self.vm.unmap_kernel(self.ring_map)
     for b in (self.gpfifo, self.userd, self.notifier[0] if self.notifier else None):
       if b is not None: b.put()
@@ -190,27 +194,24 @@ class ChannelFile(IoctlFile):
       if a.userd_dmabuf_fd == 0 or a.gpfifo_dmabuf_fd == 0 or a.userd_dmabuf_offset or a.gpfifo_dmabuf_offset: raise KernelError(errno.EINVAL)
       userd, gpfifo = self.k.dmabuf(a.userd_dmabuf_fd).buf, self.k.dmabuf(a.gpfifo_dmabuf_fd).buf
       if gpfifo.size < max(PAGE, n * 8) or not userd.allocated or not gpfifo.allocated: raise KernelError(errno.EINVAL)
+      # os/linux/linux-channel.c nvgpu_channel_alloc_usermode_buffers: the whole GPFIFO dma-buf, read-only, in the kernel VMA
+      ring = ch.vm.map_kernel(gpfifo, "GPFIFO ring", read_only=True)
     except KernelError:
       self.k.klog.nvgpu("nvgpu_channel_setup_usermode", 0, "ERR", "Usermode buffer alloc failed")
       self.k.klog.nvgpu("nvgpu_channel_setup_bind", 0, "ERR", "fail"); raise
-    if gpfifo.size > (max(PAGE, n * 8) + PAGE - 1) & ~(PAGE - 1):
-      raise MachineFrozen(f"SETUP_BIND with a {gpfifo.size:#x}-byte GPFIFO dma-buf for {n} entries: on the Orin this succeeds and the next "
-                          "ALLOC_OBJ_CTX freezes the board (tegra-facts.md §3.2); give the ring its own buffer of exactly entries*8 bytes")
-    ch.gpfifo, ch.userd, ch.entries, ch.deterministic, ch.bound = gpfifo.get(), userd.get(), n, bool(det), True
-    ch.ring_map = ch.vm.map_kernel(gpfifo)
+    ch.gpfifo, ch.userd, ch.entries, ch.deterministic, ch.bound, ch.ring_map = gpfifo.get(), userd.get(), n, bool(det), True, ring
     a.work_submit_token, a.gpfifo_gpu_va, a.userd_gpu_va, a.usermode_mmio_gpu_va = ch.token, 0, 0, 0   # no GPU_MMIO on ga10b: VAs stay 0
     if self.k.gpu is not None:
       ch.gpu_ch = self.k.gpu.add_channel(ch.chid, ch.token, ch.vm.mem, gpfifo.view(), n, userd.view(0, PAGE), ch.gpu_fault)
       ch.share_notifier()
+    check_ring(ch, ch.ring_map)   # the kernel returns success: the truncated ring address is the hardware's problem
 
   def alloc_obj_ctx(self, a):
     ch = self.ch
     if ch.vm is None: raise self.k.fail("nvgpu_gr_setup_alloc_obj_ctx", "not bound to address space at time of grctx allocation")
     if a.class_num not in VALID_CLASSES: raise self.k.fail("nvgpu_gr_setup_alloc_obj_ctx", f"invalid obj class 0x{a.class_num:x}")
     if ch.tsg is None: raise KernelError(errno.EINVAL)
-    if a.class_num in GR_CLASSES and not ch.tsg.gr_ctx:
-      ch.tsg.gr_ctx = True
-      self.k.gr_init_warning()
+    if a.class_num in GR_CLASSES: ch.tsg.gr.alloc(ch)
     if self.k.gpu is not None: self.k.gpu.alloc_obj(ch.chid, a.class_num)
     ch.classes.append(a.class_num)
     a.obj_id = 0
@@ -234,6 +235,3 @@ class ChannelFile(IoctlFile):
 
   def set_timeout(self, a): self.ch.timeout_ms = a.timeout
   def get_timedout(self, a): a.value = int(self.ch.error is not None)
-
-class MachineFrozen(RuntimeError):
-  """What the real board did instead of returning an error: raised so the software bug shows, not a hang."""
