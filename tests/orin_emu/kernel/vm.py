@@ -62,16 +62,17 @@ class Vm:
   def area_at(self, va:int) -> Area|None: return next((a for a in self.areas.values() if a.addr <= va < a.addr + a.size), None)
 
   def map(self, buf, flags:int, kind:int, boff:int, size:int, va:int) -> int:
-    if not flags & FIXED:   # nvgpu_vm_find_mapping: the same dma-buf with the same flags and kind is the same mapping, refcounted
-      if (m:=next((m for m in self.maps.values() if m.buf is buf and m.flags == flags and m.kind == kind and not m.kernel), None)):
-        m.refs += 1; return m.va
+    if not flags & FIXED:   # os/linux/vm.c nvgpu_vm_find_mapping: the lowest-VA mapping of this dma-buf and kind, reused if its flags match
+      mine = [m for m in self.maps.values() if m.buf is buf and m.kind == kind and not m.kernel]
+      if mine and (m:=min(mine, key=lambda m: m.va)).flags == flags: m.refs += 1; return m.va
       size = buf.size
       if (va:=self.user.alloc(size)) is None: raise KernelError(errno.ENOMEM)
       area = None
     else:
       if (m:=self.maps.get(va)) is not None and m.buf is buf and m.flags == flags and m.kind == kind: m.refs += 1; return va
-      if size == 0: size = buf.size - boff
-      if va % PAGE or boff % PAGE: raise KernelError(errno.EINVAL)
+      # common/mm/vm.c nvgpu_vm_new_mapping: the whole buffer unless mapping_size says otherwise, and it must fit after buffer_offset
+      size = ((size or buf.size) + PAGE - 1) & ~(PAGE - 1)
+      if size > buf.size or boff > buf.size - size or va % PAGE or boff % PAGE: raise KernelError(errno.EINVAL)
       if (area:=self.area_at(va)) is None:
         raise self.k.fail("nvgpu_vm_area_validate_buffer", "fixed offset mapping without space allocation", level="WRN")
       if va + size > area.addr + area.size:
@@ -173,9 +174,11 @@ class AsFile(IoctlFile):
     if not buf.allocated: raise KernelError(errno.EINVAL)   # nothing to map behind an unallocated handle (unconfirmed errno)
     if a.compr_kind == consts.NV_KIND_INVALID and a.incompr_kind < 0:
       raise self.k.fail("nvgpu_vm_map", "No comptags and no incompressible fallback kind", errno.ENOMEM)
-    # compressible kinds fall back to the incompressible kind: comptags are not emulated
+    # common/mm/vm.c nvgpu_vm_map_check_attributes: a mapping is known by its compressible kind if it asks for one, else by the
+    # incompressible kind; comptags are not emulated, so the PTEs would get the incompressible one
     flags = a.flags & ~consts.NVGPU_AS_MAP_BUFFER_FLAGS_MAPPABLE_COMPBITS
-    a.offset = self.vm.map(buf, flags, a.incompr_kind, a.buffer_offset, a.mapping_size, a.offset)
+    kind = a.compr_kind if a.compr_kind != consts.NV_KIND_INVALID else a.incompr_kind
+    a.offset = self.vm.map(buf, flags, kind, a.buffer_offset, a.mapping_size, a.offset)
 
   def unmap_buffer(self, a): self.vm.unmap(a.offset)
 
