@@ -5,7 +5,7 @@
 import errno, importlib.util, pathlib, random
 import pytest
 from orin_emu.kernel import KernelError, MachineFrozen
-from orin_emu.kernel.grctx import GrCtx
+from orin_emu.kernel.grctx import GrCtx, check_header, check_ring
 from orin_emu.kernel.vm import KernelBuffer
 from orin_emu.kernel.uapi import structs as S, ioctls as I
 from tegra_conformance.tegra import PAGE, Orin
@@ -16,15 +16,28 @@ _spec = importlib.util.spec_from_file_location("nvgpu_oracle", ORACLE / "nvgpu_o
 oracle = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(oracle)
 
-# Where the oracle is not the kernel (its README): nvgpu_assert() is BUG_ON in its POSIX build and WARN_ON plus the function's error
-# return in the kernel, so an ALLOC_AS past the 49-bit aperture is a "bug" there and ENOMEM on an Orin (vm.c nvgpu_vm_init_attributes).
-ORACLE_ARTEFACTS = {"alloc_as past 2^49 - 4 GiB": ("bug", -errno.ENOMEM)}
+# Where the oracle is not the kernel (its README): nvgpu_assert() is BUG_ON in its POSIX build and WARN_ON (plus the function's error
+# return) in the kernel, so an ALLOC_AS past the 49-bit aperture is a "bug" there and ENOMEM on an Orin (vm.c
+# nvgpu_vm_init_attributes), and an RTV buffer past 2^40 a "bug" there and the WARNING the Orin printed (tu104_gr_init_commit_rtv_cb).
+ORACLE_ARTEFACTS = {"alloc_as past 2^49 - 4 GiB": ("bug", -errno.ENOMEM), "rtv commit past 2^40": ("bug", "WARNING")}
 
 def run_oracle(ops:list[dict]) -> list[dict]:
   out = oracle.run([{k: hex(v) if isinstance(v, int) and k in HEX else v for k, v in o.items()} for o in ops])
   assert out["rc"] == 0 and len(out["results"]) == len(ops) + 1, out
   return out["results"][1:]
 HEX = {"va_range_start", "va_range_end", "va_range_split", "offset", "size", "buffer_offset", "mapping_size", "va"}
+
+def frozen_by(f) -> bool:
+  try: f()
+  except MachineFrozen: return True
+  return False
+
+class Va:
+  def __init__(self, va): self.va = va
+def commit(k, **vas):
+  maps = {n: Va(0x100000) for n in ("pagepool", "bundle circular buffer", "attribute buffer", "RTV circular buffer")}
+  for n, va in vas.items(): maps[n.replace("_", " ")] = Va(va)
+  GrCtx(k).commit_global(maps)
 
 class Emulator:
   """The oracle's operations as ioctls on the emulated Orin (kmap: the kernel's own nvgpu_gmmu_map, as SETUP_BIND and ALLOC_OBJ_CTX
@@ -36,7 +49,7 @@ class Emulator:
       if o["op"] == "alloc_as":
         self.ases.append(orin.alloc_as(o["va_range_start"], o["va_range_end"]))
         vm = k.files[self.ases[-1].fd].vm
-        r["vm"] = {"user": [vm.start, vm.end], "kernel": [vm.end, vm.end + (4 << 30)]}
+        r["vm"] = {"user": [vm.user.base, vm.user.end], "kernel": [vm.kern.base, vm.kern.end]}
       elif o["op"] == "alloc_space":
         r["offset"] = orin.alloc_space(self.ases[o["as"]], o["pages"] * o["page_size"], o["offset"], o["flags"], o["page_size"])
       elif o["op"] == "free_space":
@@ -47,7 +60,7 @@ class Emulator:
                                o.get("mapping_size", 0), o.get("compr_kind", -1), o.get("incompr_kind", 0))
       elif o["op"] == "unmap": orin.unmap(self.ases[o["as"]], o["offset"])
       elif o["op"] == "kmap": r["offset"] = k.files[self.ases[o["as"]].fd].vm.map_kernel(KernelBuffer(o["size"]), "kmap").va
-      elif o["op"] == "pagepool": r["bug"] = committed_pagepool_bugs(k, o["va"])
+      elif o["op"] == "pagepool": r["bug"] = int(frozen_by(lambda: commit(k, pagepool=o["va"])))
       r["err"] = 0
     except (OSError, KernelError) as e: r["err"] = -e.errno
     return r
@@ -55,15 +68,6 @@ class Emulator:
 def run_emulator(k, ops:list[dict]) -> list[dict]:
   emu = Emulator(k)
   return [emu.step(o) for o in ops]
-
-def committed_pagepool_bugs(k, va:int) -> int:
-  """The emulator's rule for gp10b_gr_init_commit_global_pagepool, every other buffer placed where nothing trips."""
-  class M: pass
-  maps = {n: M() for n in ("pagepool", "bundle circular buffer", "attribute buffer", "RTV circular buffer")}
-  for n, m in maps.items(): m.va = va if n == "pagepool" else 0x100000
-  try: GrCtx(k).commit_global(maps)
-  except MachineFrozen as e: return int("gp10b_gr_init_commit_global_pagepool" in str(e))
-  return 0
 
 def norm_oracle(o:dict, r:dict) -> dict:
   out = {"op": o["op"], "err": r.get("err", 0)}
@@ -150,6 +154,41 @@ def test_kernel_vma_placement(k):
 
 def test_pagepool_commit_bugs_past_40_bits(k):
   compare(k, [{"op": "pagepool", "va": va} for va in (0xFF00000000, 0xFFFFFFFF00, (1 << 40) - 0x100, 1 << 40, 0x10000220000, 1 << 48)])
+
+# ---- the 40-bit consumers of the kernel's own VAs, each run through its ga10b HAL function (oracle ops added 2026-11-24)
+def oracle_ops(op:str, vas:list[int], **kw) -> list[dict]:
+  res = run_oracle([{"op": op, "va": va, **kw} for va in vas])
+  if res[0].get("err") == "unknown op": pytest.skip(f"the nvgpu oracle at {ORACLE} predates its '{op}' op (README: ops after pagepool)")
+  return res
+VAS = [0xFF00000000, 0xFFFFFFF000, 1 << 40, 0x10000220000, (1 << 44) - PAGE, 1 << 44, 1 << 48]
+
+def test_bundle_commit_bugs_past_40_bits(k):
+  want = [r["bug"] for r in oracle_ops("bundle", VAS)]
+  assert [int(frozen_by(lambda: commit(k, **{"bundle_circular_buffer": va}))) for va in VAS] == want
+
+def test_attribute_commit_truncates_past_40_bits_and_bugs_past_44(k):
+  # frozen where the base field no longer holds VA bits 39:12 (truncation) or the cast BUG()s
+  want = [int(r["bug"] or int(r["base_39_12"], 16) != va >> 12) for va, r in zip(VAS, oracle_ops("attrib", VAS, tpc=8, max_tpc=8))]
+  assert [int(frozen_by(lambda: commit(k, attribute_buffer=va))) for va in VAS] == want and want == [0, 0, 1, 1, 1, 1, 1]
+
+def test_rtv_commit_warns_past_40_bits(k):
+  # ORACLE_ARTEFACTS["rtv commit past 2^40"]: where the oracle BUG()s, the emulator prints the kernel's WARNING
+  want = [r["bug"] for r in oracle_ops("rtv", VAS)]
+  got = []
+  for va in VAS:
+    before = len(k.klog.lines())
+    commit(k, RTV_circular_buffer=va)
+    got.append(int(any("tu104_gr_init_commit_rtv_cb" in ln for ln in k.klog.lines()[before:])))
+  assert got == want
+
+def test_ring_base_keeps_40_bits(k):
+  ch = type("Ch", (), {"chid": 511})()
+  want = [int(int(r["value"], 16) & 0xFF != va >> 32) for va, r in zip(VAS, oracle_ops("gp_base_hi", VAS, entries=1024))]
+  assert [int(frozen_by(lambda: check_ring(ch, Va(va)))) for va in VAS] == want
+
+def test_context_pointer_keeps_40_bits(k):
+  want = [int((int(r["hi"], 16) << 32 | int(r["lo"], 16) & 0xFFFFF000) != va) for va, r in zip(VAS, oracle_ops("gr_ptr", VAS))]
+  assert [int(frozen_by(lambda: check_header(1, Va(va)))) for va in VAS] == want
 
 def test_bring_up_kernel_mappings_match_nvgpu_placement(k, orin):
   # the emulator's own SETUP_BIND + ALLOC_OBJ_CTX sequence, replayed as kmaps of the same sizes in the same order through nvgpu

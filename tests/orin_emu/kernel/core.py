@@ -219,7 +219,8 @@ class Kernel:
     """Fault injection: put a channel in error state as a GPU fault would (error notifier, GET_TIMEDOUT, SM error record)."""
     self.channels[chid].fault(fault)
   def gr_init_warning(self):
-    # printed at every GR context init on the Orin, harmless; a log checker must tolerate it (source path prefix unconfirmed)
+    # hal/gr/init/gr_init_tu104.c tu104_gr_init_commit_rtv_cb: nvgpu_assert (WARN_ON) for an RTV buffer past 2^40 (kernel/grctx.py), as
+    # the seed's Orin printed it at every GR context init with its address space (source path prefix unconfirmed)
     for ln in ["------------[ cut here ]------------",
                f"WARNING: CPU: 0 PID: {os.getpid()} at drivers/gpu/nvgpu/hal/gr/init/gr_init_tu104.c:191 "
                "tu104_gr_init_commit_rtv_cb+0x68/0x78 [nvgpu]",
