@@ -8,7 +8,7 @@ from orin_emu.kernel import KernelError, MachineFrozen
 from orin_emu.kernel.grctx import GrCtx, check_header, check_ring
 from orin_emu.kernel.vm import KernelBuffer
 from orin_emu.kernel.uapi import structs as S, ioctls as I
-from tegra_conformance.tegra import PAGE, Orin
+from tegra_conformance.tegra import PAGE, F, Orin
 
 ORACLE = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "tools" / "nvgpu-oracle"
 if not (ORACLE / "bin" / "oracle").exists(): pytest.skip(f"no nvgpu oracle at {ORACLE} (the steering repo's ../shared)", allow_module_level=True)
@@ -19,7 +19,11 @@ _spec.loader.exec_module(oracle)
 # Where the oracle is not the kernel (its README): nvgpu_assert() is BUG_ON in its POSIX build and WARN_ON (plus the function's error
 # return) in the kernel, so an ALLOC_AS past the 49-bit aperture is a "bug" there and ENOMEM on an Orin (vm.c
 # nvgpu_vm_init_attributes), and an RTV buffer past 2^40 a "bug" there and the WARNING the Orin printed (tu104_gr_init_commit_rtv_cb).
-ORACLE_ARTEFACTS = {"alloc_as past 2^49 - 4 GiB": ("bug", -errno.ENOMEM), "rtv commit past 2^40": ("bug", "WARNING")}
+# Big pages: the oracle's POSIX probe leaves mm.disable_bigpage false; the Orin reported available_big_page_sizes 0
+# (os/linux/platform_ga10b_tegra.c ga10b_tegra_probe disables them without an IOMMU domain), so an ALLOC_AS asking for them is EINVAL
+# there (common/mm/as.c gk20a_vm_alloc_share) and accepted by the oracle.
+ORACLE_ARTEFACTS = {"alloc_as past 2^49 - 4 GiB": ("bug", -errno.ENOMEM), "rtv commit past 2^40": ("bug", "WARNING"),
+                    "big pages": (0, -errno.EINVAL)}
 
 def run_oracle(ops:list[dict]) -> list[dict]:
   out = oracle.run([{k: hex(v) if isinstance(v, int) and k in HEX else v for k, v in o.items()} for o in ops])
@@ -47,7 +51,10 @@ class Emulator:
     k, orin, r = self.k, self.orin, {"op": o["op"]}
     try:
       if o["op"] == "alloc_as":
-        self.ases.append(orin.alloc_as(o["va_range_start"], o["va_range_end"]))
+        a = S.nvgpu_alloc_as_args(big_page_size=o["big_page_size"], flags=o["flags"], va_range_start=o["va_range_start"],
+                                  va_range_end=o["va_range_end"], va_range_split=o["va_range_split"])
+        orin.ctrl.ioctl(I.NVGPU_GPU_IOCTL_ALLOC_AS, a)
+        self.ases.append(F(fd=a.as_fd))
         vm = k.files[self.ases[-1].fd].vm
         r["vm"] = {"user": [vm.user.base, vm.user.end], "kernel": [vm.kern.base, vm.kern.end]}
       elif o["op"] == "alloc_space":
@@ -95,8 +102,8 @@ def compare(k, ops:list[dict], artefacts:dict|None=None, got:list[dict]|None=Non
       continue
     assert g == w, f"op {i} {ops[i]}: emulator {g}, nvgpu {w}\n" + "\n".join(f"  {j} {o} -> {x}" for j, (o, x) in enumerate(zip(ops, want)))
 
-def alloc_as(end, start=0x200000): return {"op": "alloc_as", "big_page_size": 0, "flags": 2, "va_range_start": start, "va_range_end": end,
-                                            "va_range_split": 0}
+def alloc_as(end, start=0x200000, big_page_size=0, flags=2, split=0):
+  return {"op": "alloc_as", "big_page_size": big_page_size, "flags": flags, "va_range_start": start, "va_range_end": end, "va_range_split": split}
 def space(pages, offset=0, flags=1, as_=0, page_size=PAGE): return {"op": "alloc_space", "as": as_, "pages": pages, "page_size": page_size,
                                                                      "offset": offset, "flags": flags}
 def mapb(buf, size, flags=0, offset=0, as_=0, **kw): return {"op": "map_buffer_ex", "as": as_, "buf": buf, "size": size, "flags": flags,
@@ -106,8 +113,15 @@ FIXED, SPARSE, MiB, GiB = 1, 2, 1 << 20, 1 << 30
 # ---- fixed cases, one per rule
 def test_alloc_as_bounds(k):
   ops = [alloc_as(0xFF00000000), alloc_as(0xFFFFE00000), alloc_as(1 << 48), alloc_as((1 << 49) - (4 << 30)),
-         alloc_as(0xFF00000000, start=0x201000), alloc_as(0xFF00001000), alloc_as(0x200000), alloc_as(0x400000, start=0x400000)]
+         alloc_as(0xFF00000000, start=0x201000), alloc_as(0xFF00001000), alloc_as(0x200000), alloc_as(0x400000, start=0x400000),
+         alloc_as(0xFF00000000, start=0), alloc_as(0), alloc_as(0xFF00000000, flags=0), alloc_as(0xFF00000000, split=0x100000000),
+         alloc_as(0xFF00000000, flags=0, split=0x100000000), alloc_as(0xFF00000000, big_page_size=3 << 16)]
   compare(k, ops)
+
+def test_big_pages_are_an_oracle_artefact(k):
+  # the oracle runs with big pages available; the Orin reports available_big_page_sizes 0 and answers EINVAL
+  compare(k, [alloc_as(0xFF00000000, big_page_size=64 << 10), alloc_as(0xFF00000000, big_page_size=64 << 10, flags=0)],
+          artefacts={0: ORACLE_ARTEFACTS["big pages"]})   # without UNIFIED_VA both want a split VA range: EINVAL
 
 def test_alloc_as_past_the_aperture_is_an_oracle_artefact(k):
   # ALLOC_AS with end + 4 GiB past 2^49: the kernel's nvgpu_assert warns and returns ENOMEM, the oracle's BUG()s

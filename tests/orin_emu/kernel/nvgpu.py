@@ -160,7 +160,7 @@ class Channel:
 
   def close(self):
     if self.k.gpu is not None and self.bound: self.k.gpu.remove_channel(self.chid)
-    if self.tsg is not None:
+    if self.tsg is not None:   # common/fifo/tsg.c nvgpu_tsg_unbind_channel
       self.tsg.channels.remove(self)
       self.tsg.gr.unbind(self, any(c.veid == self.veid for c in self.tsg.channels))
       self.tsg.put()
@@ -180,6 +180,7 @@ class ChannelFile(IoctlFile):
   def release(self): self.ch.close()
 
   def setup_bind(self, a):
+    # common/fifo/channel.c nvgpu_channel_setup_bind -> nvgpu_channel_setup_usermode
     ch, f, n = self.ch, a.flags, a.num_gpfifo_entries
     usermode = f & consts.NVGPU_CHANNEL_SETUP_BIND_FLAGS_USERMODE_SUPPORT
     if n & (n - 1) or n < (2 if usermode else 4) or n > self.k.characteristics.max_gpfifo_entries: raise KernelError(errno.EINVAL)
@@ -207,6 +208,7 @@ class ChannelFile(IoctlFile):
     check_ring(ch, ch.ring_map)   # the kernel returns success: the truncated ring address is the hardware's problem
 
   def alloc_obj_ctx(self, a):
+    # common/gr/gr_setup.c nvgpu_gr_setup_alloc_obj_ctx
     ch = self.ch
     if ch.vm is None: raise self.k.fail("nvgpu_gr_setup_alloc_obj_ctx", "not bound to address space at time of grctx allocation")
     if a.class_num not in VALID_CLASSES: raise self.k.fail("nvgpu_gr_setup_alloc_obj_ctx", f"invalid obj class 0x{a.class_num:x}")
