@@ -171,7 +171,8 @@ def test_pagepool_commit_bugs_past_40_bits(k):
 
 # ---- the 40-bit consumers of the kernel's own VAs, each run through its ga10b HAL function (oracle ops added 2026-11-24)
 def oracle_ops(op:str, vas:list[int], **kw) -> list[dict]:
-  res = run_oracle([{"op": op, "va": va, **kw} for va in vas])
+  try: res = run_oracle([{"op": op, "va": va, **kw} for va in vas])
+  except ValueError: res = [{"err": "unknown op"}]   # nvgpu_oracle.py itself predates the op
   if res[0].get("err") == "unknown op": pytest.skip(f"the nvgpu oracle at {ORACLE} predates its '{op}' op (README: ops after pagepool)")
   return res
 VAS = [0xFF00000000, 0xFFFFFFF000, 1 << 40, 0x10000220000, (1 << 44) - PAGE, 1 << 44, 1 << 48]
