@@ -11,10 +11,9 @@ PATCH = 0x1000            # gv11b_gr_init_get_patch_slots() * PATCH_CTX_SLOTS_RE
 class MachineFrozen(RuntimeError):
   """What the real board did instead of returning an error: raised so the software bug shows, not a hang."""
 
-def ctx_buffers(ch) -> list[tuple[str, int]]:
-  """common/gr/obj_ctx.c nvgpu_gr_obj_ctx_alloc_buffers: the TSG's GR context image and patch buffer (no PM or GFXP preemption buffers
-  without debugger or GFXP flags), mapped in common/gr/ctx_mappings.c nvgpu_gr_ctx_mappings_map_ctx_buffers' index order."""
-  return [("GR context image", GOLDEN_IMAGE), ("patch buffer", PATCH)]
+# common/gr/obj_ctx.c nvgpu_gr_obj_ctx_alloc_buffers: the TSG's GR context image and patch buffer (no PM or GFXP preemption buffers
+# without debugger or GFXP flags), mapped in common/gr/ctx_mappings.c nvgpu_gr_ctx_mappings_map_ctx_buffers' index order
+CTX_BUFFERS = [("GR context image", GOLDEN_IMAGE), ("patch buffer", PATCH)]
 
 def global_buffers(ch) -> list[tuple[str, int]]:
   """common/gr/gr.c gr_alloc_global_ctx_buffers sizes (ga10b HAL), in common/gr/ctx_mappings.c
@@ -65,7 +64,7 @@ class GrCtx:
     nvgpu_gr_obj_ctx_commit_global_ctx_buffers), point the channel's instance block at the header (nvgpu_gr_obj_ctx_commit_inst)."""
     vm = ch.vm
     if ch.veid not in self.headers: self.headers[ch.veid] = (vm, self._map(vm, "subcontext header", CTX_HEADER))
-    if vm not in self.maps: self.maps[vm] = {n: self._map(vm, n, sz) for n, sz in ctx_buffers(ch) + global_buffers(ch)}
+    if vm not in self.maps: self.maps[vm] = {n: self._map(vm, n, sz) for n, sz in CTX_BUFFERS + global_buffers(ch)}
     if not self.patched:
       self.commit_global(self.maps[vm])
       self.patched = True
