@@ -2,7 +2,7 @@
 # L4T r36.4 nvgpu code (ga10b HAL) run in user space (../shared/tools/nvgpu-oracle, its README lists where it differs from the kernel).
 # Compared: errno, GPU VA placement, kernel VMA bounds, BUG vs success. Where they differ the emulator is wrong, except the oracle
 # artefacts listed in ORACLE_ARTEFACTS.
-import errno, importlib.util, pathlib, random
+import errno, importlib.util, os, pathlib, random
 import pytest
 from orin_emu.kernel import KernelError, MachineFrozen
 from orin_emu.kernel.grctx import GrCtx, check_header, check_ring
@@ -160,6 +160,14 @@ def test_free_space_drops_the_maps_inside(k):
               {"op": "free_space", "as": 0, "offset": 0x100000000}, mapb(3, PAGE, FIXED, 0x100000000), space(256, 0x100000000),
               mapb(3, PAGE, FIXED, 0x100000000), mapb(4, PAGE)])
 
+def test_free_space_drops_one_reference_of_each_map(k):
+  # common/mm/vm_area.c nvgpu_vm_area_free: a mapping made twice survives its area, still at its VA
+  X = 0x100000000
+  compare(k, [alloc_as(0xFF00000000), space(16, X), mapb(1, PAGE, FIXED, X), mapb(1, PAGE, FIXED, X), {"op": "free_space", "as": 0, "offset": X},
+              mapb(1, PAGE, FIXED, X), space(16, X), mapb(1, PAGE, FIXED, X), mapb(2, PAGE, FIXED, X + PAGE),
+              {"op": "unmap", "as": 0, "offset": X}, mapb(3, PAGE, FIXED, X), {"op": "unmap", "as": 0, "offset": X},
+              {"op": "unmap", "as": 0, "offset": X}, mapb(3, PAGE, FIXED, X)])
+
 def test_kernel_vma_placement(k):
   # what SETUP_BIND and the first ALLOC_OBJ_CTX map, in their order and sizes, in the address spaces TegraIface has used
   sizes = [0x2000, 0x2000, 0x1000, 0x60000, 0x1000, 0x3000, 0x100000, 0x20000, 0x80000, 0x80000, 0x20000]
@@ -222,7 +230,7 @@ def test_bring_up_kernel_mappings_match_nvgpu_placement(k, orin):
 
 # ---- seeded random sequences: generated against the emulator (later operations use the VAs it answered), then replayed on nvgpu
 def random_sequence(k, rng:random.Random, n:int) -> tuple[list[dict], list[dict]]:
-  emu, ops, got, areas, maps, bufs = Emulator(k), [], [], [], [], {}
+  emu, ops, got, areas, maps, fixed_maps, bufs = Emulator(k), [], [], [], [], [], {}
   def do(o):
     ops.append(o); got.append(r:=emu.step(o))
     return r
@@ -239,6 +247,7 @@ def random_sequence(k, rng:random.Random, n:int) -> tuple[list[dict], list[dict]
       a = rng.choice(areas)
       if rng.random() < 0.7: areas.remove(a)
       do({"op": "free_space", "as": 0, "offset": a[0] + rng.choice([0, PAGE, a[1] - PAGE, a[1]])})
+    elif x < 0.4 and fixed_maps: do(rng.choice(fixed_maps))   # the same fixed map again: one more reference
     elif x < 0.7:
       buf = rng.choice(list(bufs)) if bufs and rng.random() < 0.35 else len(bufs) + 1
       size = bufs.setdefault(buf, rng.choice([1, 2, 3, 5, 16, 512, 2048]) * PAGE)
@@ -247,12 +256,14 @@ def random_sequence(k, rng:random.Random, n:int) -> tuple[list[dict], list[dict]
         if rng.random() < 0.3: kw = {"buffer_offset": rng.choice([0, PAGE, size]), "mapping_size": rng.choice([0, PAGE, size])}
         o = mapb(buf, size, FIXED | rng.choice([0, 0, 4, 1 << 10, 2 << 10]), a[0] + rng.randrange(0, 64) * PAGE + rng.choice([0] * 9 + [0x800]), **kw)
       else: o = mapb(buf, size, rng.choice([0, 0, 4, 1 << 10]), **rng.choice([{}, {}, {"compr_kind": 0x11}, {"incompr_kind": 6}]))
-      if (r:=do(o))["err"] == 0: maps.append(r["offset"])
+      if (r:=do(o))["err"] == 0:
+        maps.append(r["offset"])
+        if o["flags"] & FIXED: fixed_maps.append(o)
     elif x < 0.85 and maps: do({"op": "unmap", "as": 0, "offset": rng.choice(maps) + rng.choice([0] * 5 + [PAGE])})
     else: do({"op": "kmap", "as": 0, "size": rng.choice([1, 2, 3, 96, 256, 768]) * PAGE})
   return ops, got
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(int(os.environ.get("ORACLE_SEEDS", 40))))
 def test_random_sequences(k, seed):
   ops, got = random_sequence(k, random.Random(seed), 50)
   compare(k, ops, got=got)

@@ -120,10 +120,10 @@ class Vm:
     return addr
 
   def free_space(self, offset:int):
-    # nvgpu_vm_area_free: the area containing offset (none: return 0); it drops one reference of every mapping inside it
+    # common/mm/vm_area.c nvgpu_vm_area_free: the area containing offset (none: return 0); it drops one reference of every mapping
+    # inside it, so a mapping held twice outlives the area, at its VA
     if (a:=self.area_at(offset)) is None: return
-    for va in list(a.maps):
-      if (m:=self.maps.get(va)) is not None: m.refs = 1; self.unmap(va)
+    for va in list(a.maps): self.unmap(va)
     del self.areas[a.addr]
     self.user.free_addr(a.addr)
     self._publish()
