@@ -11,7 +11,6 @@ SWEEP = """
   from orin_emu.kernel import kernel
   from orin_emu.kernel.memory import file_mappings
   k = kernel()
-  k.umem._mem()   # the emulator's own fd for copy_from_user, opened on the first ioctl: not the device's
   def state(): return k.counts(), len(file_mappings(k.dram.ino)) + len(file_mappings(k.usermode.ino)), \\
                       [len(d["NV"]) for d in (HCQCompiled.peer_groups, HCQCompiled.signal_pages, HCQCompiled.signal_pool)]
   def drop(e):

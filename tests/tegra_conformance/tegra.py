@@ -4,7 +4,9 @@ import tinygrad.runtime.support.hcq as hcq
 from orin_emu.kernel.uapi import structs as S, ioctls as I, consts as C
 
 CTRL, PAGE, WC, INNER_CACHEABLE, TAG = "/dev/nvgpu/igpu0/ctrl", 0x1000, 1, 2, 0x0900
-USER_START, USER_END = 0x200000, 0xFFFFE00000
+# TegraIface's address space: nvgpu maps its own buffers (rings, GR context) in the 4 GiB above the end, and those must stay below 2^40
+# (docs/tegra-address-space.md). The VAs first seen on an Orin (tests/orin_emu/OBSERVED.md) were placed in the seed's, ending at SEED_END.
+USER_START, USER_END, SEED_END = 0x200000, 0xFF00000000, 0xFFFFE00000
 SM_PER_TPC = 2   # nvgpu include/nvgpu/hw/ga10b/hw_proj_ga10b.h proj_scal_litter_num_sm_per_tpc_v
 LOCAL_WINDOW, SHARED_WINDOW = 0xFD00000000, 0xFE00000000
 
@@ -138,8 +140,8 @@ class Orin:
     self.keep += [ring, userd]
     return ch, (self.setup_bind(ch, userd, ring, entries) if setup else None), ring, userd
 
-  def bring_up(self):
-    as_ = self.alloc_as(windows=True)
+  def bring_up(self, end=USER_END):
+    as_ = self.alloc_as(end=end, windows=True)
     tsg = self.open_tsg()
     veid = self.subcontext(tsg, as_)
     compute, sb0, *_ = self.channel(as_, tsg, veid)

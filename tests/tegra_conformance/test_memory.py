@@ -2,7 +2,7 @@
 # first seen on an Orin are in tests/orin_emu/OBSERVED.md).
 import ctypes, mmap, os
 import tinygrad.runtime.support.hcq as hcq
-from tegra_conformance.tegra import PAGE, WC, LOCAL_WINDOW, SHARED_WINDOW, errno_of, proc_fds
+from tegra_conformance.tegra import PAGE, WC, LOCAL_WINDOW, SHARED_WINDOW, SEED_END, USER_END, errno_of, proc_fds
 from orin_emu.kernel.uapi import structs as S, ioctls as I, consts as C
 
 GiB, MiB = 1 << 30, 1 << 20
@@ -21,12 +21,12 @@ def test_handles_are_ids_and_get_fd_makes_a_new_fd_each_call(orin):
   orin.free(h)
 
 def test_first_mappings_are_placed_top_down_as_on_the_orin(orin):
-  as_ = orin.alloc_as()
+  as_ = orin.alloc_as(end=SEED_END)
   got = [orin.map(as_, orin.buffer(size)[1]) for size in (PAGE, PAGE, 64 << 10, MiB, 16 * MiB, 64 * MiB)]
   assert got == [0xFFFFA00000, 0xFFFFA01000, 0xFFFFA10000, 0xFFFFB00000, 0xFFFE200000, 0xFFF8200000]   # observed on the Orin
 
 def test_large_model_lands_in_shared_window_without_reservation(orin):
-  as_ = orin.alloc_as()
+  as_ = orin.alloc_as(end=SEED_END)
   vas = [orin.map(as_, orin.buffer(512 * MiB)[1]) for _ in range(10)]
   assert 0xFE00200000 in vas   # where a 512 MiB buffer landed on an Orin (OBSERVED.md), inside the shared window
   assert any(in_windows(va, 512 * MiB) for va in vas)
@@ -54,7 +54,7 @@ def test_alloc_space_rules(orin):
   as_ = orin.alloc_as()
   assert errno_of(lambda: orin.alloc_space(as_, 64 << 10, page_size=64 << 10)) == 22   # no big pages on ga10b
   va = orin.alloc_space(as_, MiB, flags=0)
-  assert va % MiB == 0 and 0x200000 <= va < 0xFFFFE00000
+  assert va % MiB == 0 and 0x200000 <= va < USER_END
 
 def test_remap_of_same_dmabuf_is_refcounted(orin):
   as_ = orin.alloc_as()
@@ -147,7 +147,7 @@ def test_available_heaps_and_tag_label(orin):
   orin.nvmap.ioctl(I.NVMAP_IOC_SET_TAG_LABEL, S.nvmap_set_tag_label(tag=0x0900, len=8, addr=ctypes.addressof(label)))
 
 def test_freeing_everything_restores_the_fresh_placement(orin):
-  as_ = orin.alloc_as()
+  as_ = orin.alloc_as(end=SEED_END)
   bufs = [orin.buffer(size)[1] for size in (PAGE, 3 * PAGE, 64 << 10, MiB, 16 * MiB, PAGE)]
   vas = [orin.map(as_, b) for b in bufs]
   for va in reversed(vas[::2]): orin.unmap(as_, va)
@@ -158,8 +158,8 @@ def test_freeing_everything_restores_the_fresh_placement(orin):
 def test_placement_with_reserved_areas(orin):
   # Derived from nvgpu's buddy allocator (not observed on an Orin: the observed VAs above had no ALLOC_SPACE). The AS starts at 2 MiB,
   # so a fixed area's edges split blocks down to 2 MiB, and the smallest free blocks, where small buffers go first, sit at those edges.
-  as_ = orin.alloc_as(windows=True)   # the fork's layout after its window fix: first buffers just above the shared window, not 0xFFFFA00000
+  as_ = orin.alloc_as(windows=True)   # TegraIface's layout: the first buffers go just above the shared window, not to the top
   assert [orin.map(as_, orin.buffer(size)[1]) for size in (PAGE, PAGE, 64 << 10)] == [0xFE40000000, 0xFE40001000, 0xFE40010000]
-  as_ = orin.alloc_as(end=1 << 48, windows=True)   # TegraIface's: everything above 1 TiB reserved for CPU buffers at their own address
+  as_ = orin.alloc_as(end=1 << 48, windows=True)   # a 48-bit address space with everything above 1 TiB reserved (for fixed mappings only)
   orin.alloc_space(as_, (1 << 48) - (1 << 40), 1 << 40)
   assert [orin.map(as_, orin.buffer(size)[1]) for size in (PAGE, PAGE, 64 << 10, MiB)] == [0xFFFFE00000, 0xFFFFE01000, 0xFFFFE10000, 0xFFFFF00000]

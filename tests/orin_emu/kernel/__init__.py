@@ -23,10 +23,11 @@ How it is put together (for the GPU room, TegraIface and the log checker):
 - Fault injection: Kernel.faults (alloc, ioctl, open, mmap; or ORIN_EMU_FAULTS in a child's environment), Kernel.channel_error().
   Another Orin: Kernel(**characteristics) or ORIN_EMU_CHARACTERISTICS, Kernel(tpc_masks=) or ORIN_EMU_TPC_MASKS (gated TPCs).
   Leaks: Kernel.counts().
-- A request the real driver serves but this emulator does not raises NotEmulated; a SETUP_BIND that froze the real board raises
-  MachineFrozen. Neither is an OSError, so no caller can take them for the driver's answer.
+- A request the real driver serves but this emulator does not raises NotEmulated; one where the real kernel would truncate a VA of
+  its own buffers past 40 bits or BUG() (kernel/grctx.py: SETUP_BIND, ALLOC_OBJ_CTX) raises MachineFrozen. Neither is an OSError, so
+  no caller can take them for the driver's answer.
 """
 from orin_emu.kernel.core import Kernel, kernel, reset, ga10b_characteristics
 from orin_emu.kernel.files import NotEmulated
 from orin_emu.kernel.memory import KernelError
-from orin_emu.kernel.nvgpu import MachineFrozen
+from orin_emu.kernel.grctx import MachineFrozen

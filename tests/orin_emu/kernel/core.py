@@ -249,8 +249,8 @@ class Kernel:
     """Fault injection: put a channel in error state as a GPU fault would (error notifier, GET_TIMEDOUT, SM error record)."""
     self.channels[chid].fault(fault)
   def gr_init_warning(self):
-    # seen at GR context init on an Orin (OBSERVED.md "GR context init"): hal/gr/init/gr_init_tu104.c tu104_gr_init_commit_rtv_cb's
-    # nvgpu_assert(u64_hi32(addr) == 0U), the RTV buffer's VA above 2^40
+    # hal/gr/init/gr_init_tu104.c tu104_gr_init_commit_rtv_cb's nvgpu_assert(u64_hi32(addr) == 0U), WARN_ON in the kernel, for an RTV
+    # buffer past 2^40 (kernel/grctx.py); an Orin printed it at GR context init (OBSERVED.md "GR context init")
     for ln in ["------------[ cut here ]------------",
                f"WARNING: CPU: 0 PID: {os.getpid()} at drivers/gpu/nvgpu/hal/gr/init/gr_init_tu104.c:191 "
                "tu104_gr_init_commit_rtv_cb+0x68/0x78 [nvgpu]",

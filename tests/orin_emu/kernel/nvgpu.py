@@ -4,6 +4,7 @@ from __future__ import annotations
 import ctypes, errno, time
 from orin_emu.faults import GpuFault, MMUFault, SMException
 from orin_emu.kernel.files import IoctlFile, KernelError, int_arg
+from orin_emu.kernel.grctx import GrCtx, check_ring
 from orin_emu.kernel.memory import PAGE
 from orin_emu.kernel.uapi import consts, limits, structs
 from orin_emu.kernel.vm import AsFile, Vm
@@ -92,7 +93,7 @@ class Tsg:
   """common/fifo/tsg.c nvgpu_tsg: its channels, the VM of each subcontext (a plain pointer: a subcontext holds no VM reference),
   the SYNC VEID 0 and ASYNC VEIDs reserved, and the SM error states."""
   def __init__(self, k):
-    self.k, self.refs, self.channels, self.gr_ctx = k, 1, [], False
+    self.k, self.refs, self.channels, self.gr = k, 1, [], GrCtx(k)
     self.tsgid, k.next_tsgid = k.next_tsgid, k.next_tsgid + 1
     self.sync_veid, self.async_veids, self.subctx_vms = False, set(), {}
     self.sm_errors: dict[int, tuple[int,int,int]] = {}
@@ -238,7 +239,10 @@ class Channel:
 
   def close(self):
     if self.k.gpu is not None and self.bound: self.k.gpu.remove_channel(self.chid)
-    if self.tsg is not None: self.tsg.channels.remove(self); self.tsg.put()
+    if self.tsg is not None:   # common/fifo/tsg.c nvgpu_tsg_unbind_channel
+      self.tsg.channels.remove(self)
+      self.tsg.gr.unbind(self, any(c.veid == self.veid for c in self.tsg.channels))
+      self.tsg.put()
     if self.ring_map is not None: self.vm.unmap_kernel(self.ring_map)
     self.drop_notifier()
     for b in (self.gpfifo, self.userd):
@@ -276,23 +280,23 @@ class ChannelFile(IoctlFile):
       if a.userd_dmabuf_fd == 0 or a.gpfifo_dmabuf_fd == 0 or a.userd_dmabuf_offset or a.gpfifo_dmabuf_offset: raise KernelError(errno.EINVAL)
       gpfifo = self.k.pin(self.k.dmabuf(a.gpfifo_dmabuf_fd).buf, "nvgpu_usermode_buf_from_dmabuf", "ERR")
       if gpfifo.size < max(PAGE, n * 8): raise KernelError(errno.EINVAL)
-      userd = self.k.pin(self.k.dmabuf(a.userd_dmabuf_fd).buf, "nvgpu_usermode_buf_from_dmabuf", "ERR")
+      ring = ch.vm.map_kernel(gpfifo, "GPFIFO ring", read_only=True)   # the whole dma-buf, read-only, in the kernel VMA
+      try: userd = self.k.pin(self.k.dmabuf(a.userd_dmabuf_fd).buf, "nvgpu_usermode_buf_from_dmabuf", "ERR")
+      except KernelError: ch.vm.unmap_kernel(ring); raise
     except KernelError as e:
       self.k.klog.nvgpu("nvgpu_channel_setup_usermode", 0, "ERR", "Usermode buffer alloc failed")
       raise fail(None, e.errno) from None
-    if gpfifo.size > (max(PAGE, n * 8) + PAGE - 1) & ~(PAGE - 1):
-      raise MachineFrozen(f"SETUP_BIND with a {gpfifo.size:#x}-byte GPFIFO dma-buf for {n} entries: on the Orin this succeeds and the next "
-                          "ALLOC_OBJ_CTX freezes the board (tests/orin_emu/OBSERVED.md); give the ring its own buffer of exactly entries*8 bytes")
-    ch.gpfifo, ch.userd, ch.entries, ch.deterministic, ch.bound = gpfifo.get(), userd.get(), n, bool(det), True
-    ch.ring_map = ch.vm.map_kernel(gpfifo)
+    ch.gpfifo, ch.userd, ch.entries, ch.deterministic, ch.bound, ch.ring_map = gpfifo.get(), userd.get(), n, bool(det), True, ring
     a.work_submit_token, a.gpfifo_gpu_va, a.userd_gpu_va, a.usermode_mmio_gpu_va = ch.token, 0, 0, 0   # no GPU_MMIO on ga10b: VAs stay 0
     if self.k.gpu is not None:
       ch.gpu_ch = self.k.gpu.add_channel(ch.chid, ch.token, ch.vm.mem, gpfifo.view(), n, userd.view(0, PAGE), ch.gpu_fault)
       ch.share_notifier()
+    check_ring(ch, ch.ring_map)   # the kernel returns success: the truncated ring address is the hardware's problem
 
   def alloc_obj_ctx(self, a):
-    # common/gr/gr_setup.c nvgpu_gr_setup_alloc_obj_ctx (CONFIG_NVGPU_NON_FUSA: every valid class builds the TSG's GR context) and
-    # common/fifo/tsg.c nvgpu_tsg_validate_class_veid_pbdma; flags and obj_id are not written: they come back as they went in
+    # common/gr/gr_setup.c nvgpu_gr_setup_alloc_obj_ctx (CONFIG_NVGPU_NON_FUSA: every valid class builds the TSG's GR context,
+    # kernel/grctx.py) and common/fifo/tsg.c nvgpu_tsg_validate_class_veid_pbdma; flags and obj_id are not written: they come back as
+    # they went in
     ch, fn = self.ch, "nvgpu_gr_setup_alloc_obj_ctx"
     if ch.vm is None:
       self.k.klog.nvgpu("nvgpu_gr_setup_validate_channel_and_class", 0, "ERR", "not bound to address space at time of grctx allocation")
@@ -305,9 +309,7 @@ class ChannelFile(IoctlFile):
       self.k.klog.nvgpu("nvgpu_tsg_validate_class_veid_pbdma", 0, "ERR", msg)
       self.k.klog.nvgpu(fn, 0, "ERR", "Invalid class/veid/pbdma config")
       raise self.k.fail(fn, "fail")
-    if a.class_num in (0x902D, 0xC797, 0xC7C0, 0xA140) and not ch.tsg.gr_ctx:
-      ch.tsg.gr_ctx = True
-      self.k.gr_init_warning()
+    ch.tsg.gr.alloc(ch)
     c = self.k.characteristics
     if self.k.gpu is not None and a.class_num in (c.compute_class, c.dma_copy_class): self.k.gpu.alloc_obj(ch.chid, a.class_num)
     ch.classes.append(a.class_num)
@@ -354,6 +356,3 @@ class ChannelFile(IoctlFile):
   # os/linux/ioctl_channel.c gk20a_channel_ioctl GET_TIMEDOUT: common/fifo/channel.c nvgpu_channel_check_unserviceable; a channel is
   # unserviceable from its open until it is bound to a TSG, and after an error
   def get_timedout(self, a): a.value = int(self.ch.tsg is None or self.ch.error is not None)
-
-class MachineFrozen(RuntimeError):
-  """What the real board did instead of returning an error: raised so the software bug shows, not a hang."""

@@ -1,6 +1,6 @@
 # A GPU address space (nvgpu vm_gk20a) behind an AS fd: user range [start, end) from the buddy allocator, the kernel's own 4 GiB
-# above it, ALLOC_SPACE areas, MAP_BUFFER_EX mappings, and the GPU-VA -> memory translation the GPU room uses (the memory interface,
-# README.md).
+# above it (common/mm/vm.c nvgpu_vm_init_vma: [va_range_end, va_range_end + channel kernel_size)), ALLOC_SPACE areas, MAP_BUFFER_EX
+# mappings, and the GPU-VA -> memory translation the GPU room uses (the memory interface, README.md).
 from __future__ import annotations
 import bisect, errno
 import numpy as np
@@ -17,10 +17,18 @@ MAP_FLAGS_OK = (consts.NVGPU_AS_MAP_BUFFER_FLAGS_FIXED_OFFSET | consts.NVGPU_AS_
                 | consts.NVGPU_AS_MAP_BUFFER_FLAGS_TEGRA_RAW | (3 << 10))
 FIXED = consts.NVGPU_AS_MAP_BUFFER_FLAGS_FIXED_OFFSET
 
+class KernelBuffer:
+  """Memory nvgpu allocates for itself (nvgpu_dma_alloc_sys): GR context buffers, a subcontext header. What the firmware keeps there
+  is not modelled: the GPU room reads zeros."""
+  def __init__(self, size:int): self.size = size
+  def get(self): return self
+  def put(self): pass
+  def view(self, off:int=0, n:int|None=None) -> np.ndarray: return np.zeros(self.size - off if n is None else n, np.uint8)
+
 class Mapping:
-  def __init__(self, va:int, size:int, buf, boff:int, flags:int, kind:int, area=None, kernel=False):
+  def __init__(self, va:int, size:int, buf, boff:int, flags:int, kind:int, area=None, name:str|None=None):
     self.va, self.size, self.buf, self.boff, self.flags, self.kind = va, size, buf.get(), boff, flags, kind
-    self.area, self.kernel, self.refs, self.va_allocated = area, kernel, 1, area is None
+    self.area, self.name, self.kernel, self.refs, self.va_allocated = area, name, name is not None, 1, area is None
     self.view = buf.view(boff, size)
   @property
   def access(self) -> int: return (self.flags >> 10) & 3
@@ -84,12 +92,15 @@ class Vm:
     self._publish()
     return m.va
 
-  def map_kernel(self, buf, read_only=True) -> Mapping:
-    """The kernel's own mappings (the GPFIFO ring at SETUP_BIND) go in [end, end + 4 GiB) and are not reported to userspace."""
-    if (va:=self.kern.alloc(buf.size)) is None: raise KernelError(errno.ENOMEM)
-    self.maps[va] = m = Mapping(va, buf.size, buf, 0, 1 << 10 if read_only else 0, 0, kernel=True)
+  def map_kernel(self, buf, name:str, read_only=False) -> Mapping:
+    """common/mm/gmmu/page_table.c nvgpu_gmmu_map: the kernel's own mappings (GPFIFO ring, GR context buffers) come from the kernel VMA
+    [end, end + 4 GiB) whatever their priv flag (GMMU_PAGE_SIZE_KERNEL), page-rounded, and are not reported to userspace."""
+    size = (buf.size + PAGE - 1) & ~(PAGE - 1)
+    if (va:=self.kern.alloc(size)) is None: raise KernelError(errno.ENOMEM)
+    self.maps[va] = m = Mapping(va, size, buf, 0, 1 << 10 if read_only else 0, 0, name=name)
     self._publish()
     return m
+  def kernel_maps(self) -> list[tuple[str, int, int]]: return [(m.name, m.va, m.size) for m in self.maps.values() if m.kernel]   # in map order
 
   def _drop(self, m:Mapping):
     del self.maps[m.va]
