@@ -240,7 +240,8 @@ class MPS:
   """the CUDA MPS control daemon (needs root), started for SM-limited runs and stopped after them"""
   def __enter__(self):
     for d in MPS_ENV.values(): os.makedirs(d, exist_ok=True)
-    if (rc:=subprocess.run(["nvidia-cuda-mps-control", "-d"], env={**os.environ, **MPS_ENV}).returncode): progress(f"nvidia-cuda-mps-control -d exited {rc}")
+    if (rc:=subprocess.run(["nvidia-cuda-mps-control", "-d"], env={**os.environ, **MPS_ENV}).returncode):
+      progress(f"nvidia-cuda-mps-control -d exited {rc}")
     return self
   def __exit__(self, *exc): subprocess.run(["nvidia-cuda-mps-control"], input="quit\n", text=True, env={**os.environ, **MPS_ENV}, timeout=60)
   def percentage(self, sms:int, total:int) -> tuple[int, int|None]:
@@ -311,11 +312,13 @@ def plot_proxy(results:list[dict], path:pathlib.Path) -> str|None:
     import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
   except ImportError: return "matplotlib not installed"
   cols, builds = list(dict.fromkeys(r["sms_label"] for r in results)), list(dict.fromkeys(r["build"] for r in results))
-  val = {(r["build"], r["sms_label"]): x["value"] for r in results for x in r["rows"] if "value" in x and x["name"].startswith(("decode", "llama-bench tg"))}
+  val = {(r["build"], r["sms_label"]): x["value"] for r in results for x in r["rows"]
+         if "value" in x and x["name"].startswith(("decode", "llama-bench tg"))}
   fig, ax = plt.subplots(figsize=(8, 3.5))
   for i, b in enumerate(builds):
     ax.bar([j + i / (len(builds) + 1) for j in range(len(cols))], [val.get((b, c), 0) for c in cols], width=1 / (len(builds) + 1), label=b)
-  ax.set_xticks([j + (len(builds) - 1) / (2 * (len(builds) + 1)) for j in range(len(cols))], cols); ax.set_ylabel("decode tok/s"); ax.legend(fontsize=7)
+  ax.set_xticks([j + (len(builds) - 1) / (2 * (len(builds) + 1)) for j in range(len(cols))], cols)
+  ax.set_ylabel("decode tok/s"); ax.legend(fontsize=7)
   fig.tight_layout(); fig.savefig(path, dpi=110)
   return None
 
@@ -390,7 +393,8 @@ def main():
       base_env = {**os.environ, **(MPS_ENV if mps else {}), **({"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(pct)} if pct else {})}
       tag = dict(sms_label=label, sms_limit=sms, mps_pct=pct, sms_seen=seen)
       for b in builds:
-        env = {**base_env, **b["env"], **({"PYTHONPATH": os.pathsep.join([b["path"], *filter(None, [os.environ.get("PYTHONPATH")])])} if b["path"] else {})}
+        path = {"PYTHONPATH": os.pathsep.join([b["path"], *filter(None, [os.environ.get("PYTHONPATH")])])} if b["path"] else {}
+        env = {**base_env, **b["env"], **path}
         for dev in devices:
           if not args.devices and dev == "CPU" and any(r["rows"] for r in results if r["build"] == b["label"] and r["sms_label"] == label):
             results.append(dict(device="CPU", skipped="a GPU ran", rows=[], build=b["label"], **tag)); continue

@@ -5,7 +5,8 @@
 #   scripts/device_bench.sh run SRC OUT [bench.py args]  # there, as root: trees, llama-bench, then scripts/bench.py; results in OUT
 # SRC holds tinygrad-0.12.0.tar.gz, patches/ (series and *.patch), scripts/ (bench.py, series.py, synth_gguf.py, ...), whl/ (gguf) and
 # llama.cpp-src.tar.gz (vendor/llama.cpp of the llama-cpp-python 0.3.36 sdist) or llama-bench.tar.xz* (what an earlier run left in OUT:
-# llama-bench built there, static but for the CUDA libraries). PREP_ONLY=1 stops once the trees and the GGUF are made (llama.cpp building on). A bench.py --build LABEL=SPEC[;ENV=VAL...] whose SPEC is base (the sdist),
+# llama-bench built there, static but for the CUDA libraries). PREP_ONLY=1 stops once the trees and the GGUF are made (llama.cpp building
+# on). A bench.py --build LABEL=SPEC[;ENV=VAL...] (no = in LABEL) whose SPEC is base (the sdist),
 # series (all of patches/series) or series@TEXT (the series before the first patch whose name holds TEXT) runs a tree that scripts/series.py
 # makes; --gguf and --llama-bench are added. E.g.:
 #   scripts/device_bench.sh run SRC OUT --devices CUDA --only llm --sms all,14,8 --prefill 512 --build "tinygrad 0.12.0=base" --build series=series
@@ -44,8 +45,9 @@ elif [ ! -d $W/lc ]; then
   # its own session: the build goes on if this script is stopped (a later run on the same machine waits for it)
   setsid nohup bash -c "cd $W/lc && cmake -S llama.cpp -B b -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$arch -DCMAKE_BUILD_TYPE=Release \
     -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF \
-    -DLLAMA_OPENSSL=OFF -DCMAKE_CUDA_COMPILER=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc) && cmake --build b --target llama-bench -j $(nproc) \
-    && mkdir -p bin && cp b/bin/llama-bench bin/ && tar cJf llama-bench.tar.xz bin/llama-bench && touch DONE || touch FAILED" > $W/lc/build.log 2>&1 < /dev/null &
+    -DLLAMA_OPENSSL=OFF -DCMAKE_CUDA_COMPILER=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc) \
+    && cmake --build b --target llama-bench -j $(nproc) && mkdir -p bin && cp b/bin/llama-bench bin/ \
+    && tar cJf llama-bench.tar.xz bin/llama-bench && touch DONE || touch FAILED" > $W/lc/build.log 2>&1 < /dev/null &
   log "llama.cpp build started for sm_$arch"
 fi
 [ -f $G ] || python3 $S/synth_gguf.py --preset llama-3.2-1b --out $G > $W/gguf.log 2>&1 || { cat $W/gguf.log; exit 1; }

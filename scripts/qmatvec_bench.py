@@ -74,7 +74,8 @@ def main():
         nbytes = (w16 if form == "fp16" else raw).nbytes()
         rows.append(dict(shape=shape, in_f=in_f, out_f=out_f, form=form, mv=mv, lanes=lanes, kernel=eis[0].prg.p.function_name, us=us, weight_GB_s=nbytes / us / 1e3,
                          opts=[str(o) for o in eis[0].prg.p.applied_opts], max_rel_err=err, compile_s=compile_s, copies=len(lins)))
-        print(f"{shape:8s} {form:10s} MV={mv:28s} lanes={lanes or '-':<2} {us:8.1f} us {nbytes/us/1e3:7.0f} GB/s  err {err:.1e}  {eis[0].prg.p.function_name} {eis[0].prg.p.local_size}", flush=True)
+        print(f"{shape:8s} {form:10s} MV={mv:28s} lanes={lanes or '-':<2} {us:8.1f} us {nbytes/us/1e3:7.0f} GB/s  err {err:.1e}  "
+              f"{eis[0].prg.p.function_name} {eis[0].prg.p.local_size}", flush=True)
   json.dump(dict(device=Device[args.dev].renderer.arch if hasattr(Device[args.dev].renderer, "arch") else args.dev, rows=rows),
             open(args.out, "w"), indent=1)
 

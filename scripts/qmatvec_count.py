@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Instructions per weight of the quantized (GGUF_QUANT=1) decode matvecs of LLaMA-3.2-1B, counted on the CPU: no GPU needed.
+"""Instructions per weight of the quantized decode matvecs of LLaMA-3.2-1B (Q4_K/Q6_K weights as GPUs load them), counted on the CPU: no GPU needed.
 
-  PYTHONPATH=build/tinygrad:tests python3 scripts/qmatvec_count.py [--types q6_k,q4_k] [--mv 4,64,1] [--no-emu] [--json out.json]
+  PYTHONPATH=build/tinygrad:tests python3 scripts/qmatvec_count.py [--types q6_k,q4_k] [--sms 16] [--mv 4,64,1] [--no-emu] [--json out.json]
 
 One decode step (T=1, start_pos 30) of a one-layer LLaMA-3.2-1B-shaped model (+ the tied lm_head) is scheduled on the NULL device with
 every projection a QuantLinear; each kernel that reads a projection's blocks (the RMSNorm, residual and SiLU fused into it as decode
