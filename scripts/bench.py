@@ -4,13 +4,19 @@
   python scripts/bench.py                      # quick sizes, NV and CUDA where they open, else CPU
   BENCH_FULL=1 python scripts/bench.py --out bench-out    # the seed's full sizes (matmul to 4096, copies to 256 MiB)
   python scripts/bench.py --only llm --gguf model.gguf --mv 4,8,4 --mv 8,16,2
+  python scripts/bench.py --devices CUDA --only llm --gguf model.gguf --sms all,14,8 --prefill 512 \
+    --build "tinygrad 0.12.0=/tmp/t/base" --build "series=/tmp/t/series" --llama-bench /tmp/lc/llama-bench   # the Orin proxy table
 
 Each device runs in its own worker process, so a device that fails to open is reported as skipped and the others
 still run, and each worker reads the MV_* / BEAM environment afresh. Timings are wall clock around a device
 synchronize, medians over repeats after warm-up; GFLOPS and GB/s count each input read and each output written once.
+--sms limits the GPU to N streaming multiprocessors through CUDA MPS (an Orin AGX has 16 SMs; few SMs show kernels that are
+bound by instruction issue rather than memory): the MPS control daemon is started for those runs (as root) and each client
+gets the CUDA_MPS_ACTIVE_THREAD_PERCENTAGE under which it sees N SMs. --build runs each tinygrad tree (PYTHONPATH) in
+its own workers, --llama-bench runs llama.cpp's llama-bench on the same GGUF under the same limit: one decode table.
 """
 from __future__ import annotations
-import argparse, hashlib, json, os, pathlib, platform, statistics, subprocess, sys, tempfile, time
+import argparse, contextlib, hashlib, json, os, pathlib, platform, statistics, subprocess, sys, tempfile, time
 from typing import Callable
 
 SUITES = ("matmul", "copy", "alloc", "launch", "elementwise", "mlp", "llm")
@@ -137,8 +143,17 @@ def decode_from(model, token:int, pos:int):
     t = model(t, v_pos.bind(p))
     yield int(t.item())
 
+def bench_prefill(model, n:int, dev:str) -> dict:
+  """a prompt of n tokens through model.forward (no JIT, as Transformer.generate runs a prompt), timed after a first run that compiles"""
+  from tinygrad import Tensor, Device
+  toks, ts = Tensor([[1000 + i % 5000 for i in range(n)]], dtype="int32"), []
+  for _ in range(3):
+    Device[dev].synchronize(); st = time.perf_counter(); model.forward(toks, 0).item(); ts.append(time.perf_counter() - st)
+  progress(f"{dev} prefill {n}: {n/min(ts[1:]):.0f} tok/s, first {ts[0]:.1f} s")
+  return dict(suite="llm", name=f"prefill {n}", value=n/min(ts[1:]), unit="tok/s", prompt_len=n, first_s=ts[0], times_s=ts)
+
 def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:int, tokens:int, max_context:int, profile=False,
-              start_pos=0) -> list[dict]:
+              start_pos=0, prefill=0) -> list[dict]:
   from tinygrad import Tensor, Device, nn, GlobalCounters, helpers
   from tinygrad.apps.llm import Transformer
   from tinygrad.engine import realize
@@ -162,9 +177,10 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
     for blk in model.blk:
       if hasattr(blk, "cache_kv"): del blk.cache_kv
     progress(f"{dev} llm decode MV={cfg or 'env'}: {warmup} warm-up + {tokens} timed tokens")
-    gen, ts, kernels = model.generate(list(prompt)) if not start_pos else decode_from(model, prompt[-1], start_pos), [], 0
+    gen, ts, kernels, first_s = model.generate(list(prompt)) if not start_pos else decode_from(model, prompt[-1], start_pos), [], 0, 0.0
     for i in range(warmup + tokens):
       GlobalCounters.reset(); st = time.perf_counter(); next(gen); dt = time.perf_counter() - st
+      if i == 0: first_s = dt  # the prompt and the compile of every kernel it and the first decode step run
       if i >= warmup: ts.append(dt); kernels = GlobalCounters.kernel_count
     names = sorted({r.p.name for r in realize.method_cache.values() if hasattr(r, "p")})
     # a graphed JIT launches its kernels as one batch: count what is inside
@@ -173,12 +189,13 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
     med, at = statistics.median(ts), f" @{start_pos}" if start_pos else ""
     rows.append(dict(suite="llm", name=f"decode {pathlib.Path(gguf).name} MV={cfg or 'default'}{at}", mv=cfg, value=1/med, unit="tok/s",
                      p10_tok_s=1/statistics.quantiles(ts, n=10)[8], p90_tok_s=1/statistics.quantiles(ts, n=10)[0],
-                     ms_per_token=med*1e3, weight_GB_s=param_bytes/med/1e9, weight_bytes=param_bytes, load_s=load_s,
+                     ms_per_token=med*1e3, weight_GB_s=param_bytes/med/1e9, weight_bytes=param_bytes, load_s=load_s, first_token_s=first_s,
                      kernels_per_token=kernels, jit_graph=not profile, prompt_len=0 if start_pos else len(prompt), start_pos=start_pos,
                      warmup=warmup, tokens=tokens, max_context=max_context,
                      n_compiled=len(names), kernel_names_sha=hashlib.sha1("\n".join(names).encode()).hexdigest()[:12]))
     progress(f"{dev} llm decode MV={cfg or 'env'}: {1/med:.1f} tok/s")
     if profile: rows[-1]["profile"] = profile_token(gen)
+  if prefill: rows.append(bench_prefill(model, prefill, dev))
   return rows
 
 def worker(args) -> dict:
@@ -190,11 +207,16 @@ def worker(args) -> dict:
   import tinygrad
   sz, rows = sizes(args.full, dev), []
   meta = dict(device=dev, tinygrad=str(pathlib.Path(tinygrad.__file__).parent), env={k:v for k,v in os.environ.items() if k.startswith(("MV", "BEAM", "JITBEAM", "HALF", "GGUF"))})
-  if dev == "CUDA": meta["arch"] = Device[dev].arch
+  if dev == "CUDA":
+    import ctypes
+    from tinygrad.runtime.autogen import cuda
+    cuda.cuDeviceGetAttribute(ctypes.byref(sms:=ctypes.c_int()), cuda.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, Device[dev].cu_device)
+    meta.update(arch=Device[dev].arch, sms=sms.value)
   for suite in args.only:
     try:
       if suite == "llm":
-        rows += bench_llm(dev, sz, args.gguf, args.preset, args.mv, args.warmup, args.tokens, args.max_context, args.profile, args.start_pos)
+        rows += bench_llm(dev, sz, args.gguf, args.preset, args.mv, args.warmup, args.tokens, args.max_context, args.profile, args.start_pos,
+                          args.prefill)
       else: rows += globals()[f"bench_{suite}"](dev, sz)
     except Exception as e:
       progress(f"{dev} {suite} failed: {type(e).__name__}: {e}")
@@ -202,11 +224,103 @@ def worker(args) -> dict:
   for r in rows: r["device"] = dev
   return dict(**meta, rows=rows)
 
-# ***** driver: one worker per device, then the report *****
+# ***** driver: one worker per device (per build and SM limit), then the report *****
+
+MPS_ENV = {"CUDA_MPS_PIPE_DIRECTORY": "/tmp/mps-pipe", "CUDA_MPS_LOG_DIRECTORY": "/tmp/mps-log"}
+SM_PROBE = ("import ctypes; c = ctypes.CDLL('libcuda.so.1'); d, n = ctypes.c_int(), ctypes.c_int(); ctx = ctypes.c_void_p(); "
+            "assert c.cuInit(0) == 0 and c.cuDeviceGet(ctypes.byref(d), 0) == 0 and c.cuCtxCreate_v2(ctypes.byref(ctx), 0, d) == 0; "
+            "assert c.cuDeviceGetAttribute(ctypes.byref(n), 16, d) == 0; print(n.value)")  # 16: CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+
+def sms_seen(pct:int|None) -> int:
+  """the SMs a CUDA context sees, under MPS with this active thread percentage (None: as the process's environment has it)"""
+  env = {**os.environ, **MPS_ENV, **({"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(pct)} if pct else {})}
+  return int(subprocess.run([sys.executable, "-c", SM_PROBE], env=env, capture_output=True, text=True, check=True, timeout=60).stdout)
+
+class MPS:
+  """the CUDA MPS control daemon (needs root), started for SM-limited runs and stopped after them"""
+  def __enter__(self):
+    for d in MPS_ENV.values(): os.makedirs(d, exist_ok=True)
+    if (rc:=subprocess.run(["nvidia-cuda-mps-control", "-d"], env={**os.environ, **MPS_ENV}).returncode):
+      progress(f"nvidia-cuda-mps-control -d exited {rc}")
+    return self
+  def __exit__(self, *exc): subprocess.run(["nvidia-cuda-mps-control"], input="quit\n", text=True, env={**os.environ, **MPS_ENV}, timeout=60)
+  def percentage(self, sms:int, total:int) -> tuple[int, int|None]:
+    """the smallest active thread percentage under which a client sees at least sms SMs, and what it sees (MPS rounds to whole TPCs); where
+    the SM count a client reads does not follow the limit, the percentage nearest sms SMs, what it sees unknown"""
+    pct = max(1, 100 * sms // total)
+    if (seen:=sms_seen(pct)) == total: return max(1, round(100 * sms / total)), None
+    while seen < sms and pct < 100: seen = sms_seen(pct:=pct + 1)
+    while pct > 1 and (lower:=sms_seen(pct - 1)) >= sms: pct, seen = pct - 1, lower
+    return pct, seen
+
+def parse_build(spec:str) -> dict:
+  """LABEL=PATH[;ENV=VAL...]: a tinygrad tree (PYTHONPATH) under a label, with environment variables for its workers"""
+  label, rest = spec.split("=", 1)
+  path, *envs = rest.split(";")
+  return dict(label=label, path=path, env=dict(e.split("=", 1) for e in envs if e))
+
+def run_worker(args, dev:str, env:dict) -> dict:
+  progress(f"worker {dev} starts {' '.join(f'{k}={v}' for k,v in env.items() if k not in os.environ or os.environ[k] != v)}")
+  cmd = [sys.executable, __file__, "--worker", dev, "--only", ",".join(args.only), "--out", args.out, "--preset", args.preset,
+         "--warmup", str(args.warmup), "--tokens", str(args.tokens), "--max-context", str(args.max_context), "--start-pos", str(args.start_pos),
+         "--prefill", str(args.prefill)]
+  cmd += (["--gguf", args.gguf] if args.gguf else []) + (["--full"] if args.full else []) + (["--profile"] if args.profile else []) + sum((["--mv", m] for m in args.mv), [])
+  try:
+    p = subprocess.run(cmd, env={**env, dev: "1", "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE, text=True, timeout=args.timeout)
+    res = [json.loads(l[len("BENCH_RESULT "):]) for l in p.stdout.splitlines() if l.startswith("BENCH_RESULT ")]
+    ret = res[0] if res else dict(device=dev, skipped=f"worker exited {p.returncode} without a result", rows=[])
+  except subprocess.TimeoutExpired: ret = dict(device=dev, skipped=f"worker ran past --timeout {args.timeout}s", rows=[])
+  if "skipped" in ret: progress(f"{dev} skipped: {ret['skipped']}")
+  return ret
+
+def llama_bench(path:str, gguf:str, env:dict, reps:int) -> dict:
+  """llama.cpp's llama-bench on the GGUF, every layer on the GPU: tg128 (decode) and pp512 (prompt), as its README measures"""
+  cmd = [path, "-m", gguf, "-ngl", "99", "-p", "512", "-n", "128", "-r", str(reps), "-o", "json"]
+  progress("llama-bench " + " ".join(cmd[1:]))
+  p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+  if p.returncode != 0: return dict(device="llama.cpp", skipped=f"llama-bench exited {p.returncode}: {p.stderr.strip()[-300:]}", rows=[])
+  rows = [dict(suite="llm", name=f"llama-bench {'pp' if r['n_prompt'] else 'tg'}{r['n_prompt'] or r['n_gen']}", value=r["avg_ts"],
+               stddev=r["stddev_ts"], unit="tok/s", backends=r.get("backends"), gpu_info=r.get("gpu_info"), build=r.get("build_commit"),
+               flash_attn=r.get("flash_attn")) for r in json.loads(p.stdout)]
+  return dict(device="llama.cpp", command=" ".join(cmd), rows=rows)
 
 def gpu_name() -> str|None:
   try: return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True, text=True, timeout=30).stdout.strip() or None
   except (OSError, subprocess.TimeoutExpired): return None
+
+def proxy_table(results:list[dict]) -> str:
+  """decode and prompt tok/s of every build side by side across the SM limits, each x llama.cpp's under the same limit where it ran"""
+  cols, builds = list(dict.fromkeys(r["sms_label"] for r in results)), list(dict.fromkeys(r["build"] for r in results))
+  def row(build, col, kind) -> dict|None:
+    return next((x for r in results if r["build"] == build and r["sms_label"] == col for x in r["rows"]
+                 if "value" in x and x["name"].startswith(("decode", "llama-bench tg") if kind == "tg" else ("prefill", "llama-bench pp"))), None)
+  def cell(build, col, kind) -> str:
+    if (v:=row(build, col, kind)) is None: return "-"
+    ref = row("llama.cpp", col, kind) if build != "llama.cpp" else None
+    return f"{v['value']:.1f}" + (f" ({v['value'] / ref['value']:.2f}x)" if ref else "")
+  kinds = [k for k in ("tg", "pp") if any(row(b, c, k) for b in builds for c in cols)]
+  head = [f"{'decode' if k == 'tg' else 'prompt'} tok/s, {c}" for k in kinds for c in cols]
+  lines = ["| build | " + " | ".join(head) + " | first token s | kernels a step |", "| --- |" + " ---: |" * (len(head) + 2)]
+  for b in builds:
+    first = next((row(b, c, "tg") for c in cols if row(b, c, "tg")), None) or {}
+    fts = f"{first['first_token_s']:.1f}" if "first_token_s" in first else ""
+    lines.append(f"| {b} | " + " | ".join(cell(b, c, k) for k in kinds for c in cols) + f" | {fts} | {first.get('kernels_per_token', '')} |")
+  return "\n".join(lines + [f"skipped {r['build']}, {r['sms_label']}: {r['skipped']}" for r in results if "skipped" in r])
+
+def plot_proxy(results:list[dict], path:pathlib.Path) -> str|None:
+  try:
+    import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot as plt
+  except ImportError: return "matplotlib not installed"
+  cols, builds = list(dict.fromkeys(r["sms_label"] for r in results)), list(dict.fromkeys(r["build"] for r in results))
+  val = {(r["build"], r["sms_label"]): x["value"] for r in results for x in r["rows"]
+         if "value" in x and x["name"].startswith(("decode", "llama-bench tg"))}
+  fig, ax = plt.subplots(figsize=(8, 3.5))
+  for i, b in enumerate(builds):
+    ax.bar([j + i / (len(builds) + 1) for j in range(len(cols))], [val.get((b, c), 0) for c in cols], width=1 / (len(builds) + 1), label=b)
+  ax.set_xticks([j + (len(builds) - 1) / (2 * (len(builds) + 1)) for j in range(len(cols))], cols)
+  ax.set_ylabel("decode tok/s"); ax.legend(fontsize=7)
+  fig.tight_layout(); fig.savefig(path, dpi=110)
+  return None
 
 def table(results:list[dict]) -> str:
   devs = [r["device"] for r in results if r["rows"]]
@@ -248,7 +362,12 @@ def main():
   ap.add_argument("--warmup", type=int, default=8); ap.add_argument("--tokens", type=int, default=32)
   ap.add_argument("--max-context", type=int, default=1024)
   ap.add_argument("--start-pos", type=int, default=0, help="decode from this position over a cache of zeros, no prompt (long-context steps)")
+  ap.add_argument("--prefill", type=int, default=0, help="also time a prompt of this many tokens through model.forward (512: llama-bench's pp512)")
   ap.add_argument("--profile", action="store_true", help="also time each kernel of one decode step (runs the JIT without graphs)")
+  ap.add_argument("--sms", default="", help="comma list of SM counts (or 'all') to run under, through CUDA MPS: one column each")
+  ap.add_argument("--build", action="append", default=[], help="LABEL=PATH[;ENV=VAL...]: a tinygrad tree to run, with its environment (repeatable)")
+  ap.add_argument("--llama-bench", help="llama-bench binary: tg128 and pp512 on --gguf under each --sms limit")
+  ap.add_argument("--llama-reps", type=int, default=3)
   ap.add_argument("--timeout", type=float, default=3600, help="seconds one device's worker may take")
   ap.add_argument("--worker", help=argparse.SUPPRESS)
   args = ap.parse_args()
@@ -258,27 +377,36 @@ def main():
     if args.profile: os.environ["JIT"] = "2"  # per-kernel times need the JIT to launch kernels one by one; read at tinygrad's import
     print("BENCH_RESULT " + json.dumps(worker(args)), flush=True)
     return
+  if args.llama_bench and not args.gguf: ap.error("--llama-bench needs --gguf")
   out = pathlib.Path(args.out); out.mkdir(parents=True, exist_ok=True)
   devices = [d for d in args.devices.split(",") if d] or [*GPU_DEVICES, "CPU"]
+  builds = [parse_build(b) for b in args.build] or [dict(label="tinygrad", path=None, env={})]
+  sms_list = [s for s in args.sms.split(",") if s] or ["all"]
+  total = sms_seen(None) if sms_list != ["all"] else None
   results: list[dict] = []
-  for dev in devices:
-    if not args.devices and dev == "CPU" and any(r["rows"] for r in results): results.append(dict(device="CPU", skipped="a GPU ran", rows=[])); continue
-    progress(f"worker {dev} starts")
-    env = {**os.environ, dev: "1", "PYTHONUNBUFFERED": "1"}
-    cmd = [sys.executable, __file__, "--worker", dev, "--only", ",".join(args.only), "--out", args.out, "--preset", args.preset,
-           "--warmup", str(args.warmup), "--tokens", str(args.tokens), "--max-context", str(args.max_context), "--start-pos", str(args.start_pos)]
-    cmd += (["--gguf", args.gguf] if args.gguf else []) + (["--full"] if args.full else []) + (["--profile"] if args.profile else []) + sum((["--mv", m] for m in args.mv), [])
-    try:
-      p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True, timeout=args.timeout)
-      res = [json.loads(l[len("BENCH_RESULT "):]) for l in p.stdout.splitlines() if l.startswith("BENCH_RESULT ")]
-      results.append(res[0] if res else dict(device=dev, skipped=f"worker exited {p.returncode} without a result", rows=[]))
-    except subprocess.TimeoutExpired: results.append(dict(device=dev, skipped=f"worker ran past --timeout {args.timeout}s", rows=[]))
-    if "skipped" in results[-1]: progress(f"{dev} skipped: {results[-1]['skipped']}")
+  for sms in sms_list:
+    mps = MPS() if sms != "all" else None
+    with mps or contextlib.nullcontext():
+      pct, seen = mps.percentage(int(sms), total) if mps else (None, total)
+      label = "full GPU" if sms == "all" else f"{seen} SMs" if seen else f"{sms} SMs ({pct}%)"
+      if mps: progress(f"MPS: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE={pct} gives {seen} of {total} SMs")
+      base_env = {**os.environ, **(MPS_ENV if mps else {}), **({"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(pct)} if pct else {})}
+      tag = dict(sms_label=label, sms_limit=sms, mps_pct=pct, sms_seen=seen)
+      for b in builds:
+        path = {"PYTHONPATH": os.pathsep.join([b["path"], *filter(None, [os.environ.get("PYTHONPATH")])])} if b["path"] else {}
+        env = {**base_env, **b["env"], **path}
+        for dev in devices:
+          if not args.devices and dev == "CPU" and any(r["rows"] for r in results if r["build"] == b["label"] and r["sms_label"] == label):
+            results.append(dict(device="CPU", skipped="a GPU ran", rows=[], build=b["label"], **tag)); continue
+          results.append(dict(**run_worker(args, dev, env), build=b["label"], build_env=b["env"], **tag))
+      if args.llama_bench: results.append(dict(**llama_bench(args.llama_bench, args.gguf, base_env, args.llama_reps), build="llama.cpp", **tag))
   report = dict(when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), host=platform.node(), cpu=platform.processor() or platform.machine(),
                 gpu=gpu_name(), full=args.full, command=" ".join(sys.argv), results=results)
   (out / "bench.json").write_text(json.dumps(report, indent=1))
-  (out / "bench.md").write_text(md := table(results) + "\n")
-  why_not = plot(results, out / "bench.png")
+  side_by_side = len(builds) > 1 or len(sms_list) > 1 or args.llama_bench
+  md = (proxy_table(results) if side_by_side else table(results)) + "\n"
+  (out / "bench.md").write_text(md)
+  why_not = (plot_proxy if side_by_side else plot)(results, out / "bench.png")
   print(md + (f"plot skipped: {why_not}" if why_not else f"plot: {out/'bench.png'}") + f"\njson: {out/'bench.json'}")
 
 if __name__ == "__main__": main()

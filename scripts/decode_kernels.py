@@ -5,12 +5,12 @@ Builds the model from a synth_gguf preset's dims with unloaded weights on the NU
 one decode step (T=1, symbolic start_pos, the JIT's path), and lowers each with the CUDA (or NV) renderer's heuristic. Figures
 are per launch at --pos, from the lowered code: loads and stores of global memory as the threads execute them (a value read by
 many threads counts each time), ALU flops without indexing, and transcendentals (exp2, log2, sin, sqrt, reciprocal).
-  usage: MV_BLOCKSIZE=4 MV_THREADS_PER_ROW=64 MV_ROWS_PER_THREAD=1 python scripts/decode_kernels.py [--preset llama-3.2-1b]
-         [--renderer cuda:sm_90 | nv:sm_87] [--pos 64] [--max-context 1024] [--quantized] [--json FILE]
-Needs PYTHONPATH with the tinygrad tree to inspect; the MV_* defaults of the device benchmarks (4,64,1) apply when unset."""
+  usage: python scripts/decode_kernels.py [--preset llama-3.2-1b] [--renderer cuda:sm_90 | nv:sm_87] [--sms 132] [--pos 64] [--max-context 1024]
+         [--quantized] [--json FILE]
+Needs PYTHONPATH with the tinygrad tree to inspect. --sms gives the renderer the device's SM count (132 an H100, 16 an Orin AGX; 14 and 8
+the MPS proxies), from which the matvec heuristic sizes a quantized matvec's threads; MV_* override the heuristic as on a GPU."""
 from __future__ import annotations
 import argparse, functools, json, operator, os, pathlib, re, sys
-for k, v in (("MV_BLOCKSIZE", "4"), ("MV_THREADS_PER_ROW", "64"), ("MV_ROWS_PER_THREAD", "1")): os.environ.setdefault(k, v)
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from synth_gguf import PRESETS, ROPE_THETA, RMS_EPS  # noqa: E402
 
@@ -115,17 +115,18 @@ def main():
   ap.add_argument("--renderer", default="cuda:sm_90", help="cuda:ARCH (CUDA=1, the H100 runs) or nv:ARCH (NV=1, sm_87 on Orin)")
   ap.add_argument("--pos", type=int, default=64, help="start_pos the symbolic sizes are evaluated at")
   ap.add_argument("--max-context", type=int, default=1024)
-  ap.add_argument("--quantized", action="store_true", help="linears as Q6_K QuantLinear (GGUF_QUANT=1)")
+  ap.add_argument("--quantized", action="store_true", help="linears as Q6_K QuantLinear, as a GPU loads a Q6_K GGUF")
+  ap.add_argument("--sms", type=int, help="the device's SM count, as its renderer has it (CUDA and NV read it off the GPU)")
   ap.add_argument("--json", help="also write the rows here")
   args = ap.parse_args()
   from tinygrad.renderer.cstyle import CUDARenderer, NVRenderer
   kind, arch = args.renderer.split(":")
-  renderer = {"cuda": CUDARenderer, "nv": NVRenderer}[kind](arch)
+  renderer = {"cuda": CUDARenderer, "nv": NVRenderer}[kind](arch, args.sms)
   model = build(args.preset, args.max_context, args.quantized)
   items = decode_step(model, args.pos)
   rows, md = table(items, renderer, args.pos)
-  print(f"{args.preset}, {args.renderer}, start_pos {args.pos}, max_context {args.max_context}, "
-        f"MV {os.environ['MV_BLOCKSIZE']},{os.environ['MV_THREADS_PER_ROW']},{os.environ['MV_ROWS_PER_THREAD']}"
+  mv = " ".join(f"{k}={v}" for k, v in os.environ.items() if k.startswith("MV"))
+  print(f"{args.preset}, {args.renderer}, {args.sms or 'no'} SMs, start_pos {args.pos}, max_context {args.max_context}{', ' + mv if mv else ''}"
         f"{', Q6_K' if args.quantized else ', fp16'}: {len(items)} kernels a step")
   print(md)
   if args.json: pathlib.Path(args.json).write_text(json.dumps(dict(args=vars(args), kernels=len(items), rows=rows), indent=1))

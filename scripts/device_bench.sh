@@ -1,71 +1,74 @@
 #!/usr/bin/env bash
-# Side-by-side LLM decode on one NVIDIA GPU: tinygrad 0.12.0 (pristine sdist) vs 0.12.0 + patches/series vs llama.cpp,
-# all on one generated LLaMA-3.2-1B-shaped Q6_K GGUF. Needs python3 with numpy+gguf, nvcc, cmake; no network.
-#   usage: scripts/device_bench.sh SRC OUT PHASE...
-#   SRC holds tinygrad-0.12.0.tar.gz, llama.cpp-src.tar.gz (vendor/llama.cpp of the llama-cpp-python sdist) and,
-#   for the `ours` phases, patches/ (series + *.patch). Results land in /tmp/devbench/res; `collect` copies them to OUT.
-#   phases: build (llama.cpp, in the background)  gguf  warm (fill tinygrad's compile cache)  up  ours
-#           sweep (MV_SWEEP="4,8,4 8,16,2": MV_BLOCKSIZE,MV_THREADS_PER_ROW,MV_ROWS_PER_THREAD, in one process)
-#           best (the sweep's fastest, in a fresh process)  llamacpp  suite  beam  collect
-#   A measuring phase whose result exists is skipped, and none starts once BUDGET_S seconds have passed, so a second
-#   call with the same phases finishes what the first could not.
+# The decode benchmark on a GPU machine without network: tinygrad 0.12.0, the series and llama.cpp's llama-bench side by side on one
+# generated LLaMA-3.2-1B-shaped Q6_K GGUF (scripts/synth_gguf.py), on the whole GPU and limited to fewer SMs through CUDA MPS.
+#   scripts/device_bench.sh gather SRC                 # here, with network: what the GPU machine needs, into SRC (about 14 MB)
+#   scripts/device_bench.sh run SRC OUT [bench.py args]  # there, as root: trees, llama-bench, then scripts/bench.py; results in OUT
+# SRC holds tinygrad-0.12.0.tar.gz, patches/ (series and *.patch), scripts/ (bench.py, series.py, synth_gguf.py, ...), whl/ (gguf) and
+# llama.cpp-src.tar.gz (vendor/llama.cpp of the llama-cpp-python 0.3.36 sdist) or llama-bench.tar.xz* (what an earlier run left in OUT:
+# llama-bench built there, static but for the CUDA libraries). PREP_ONLY=1 stops once the trees and the GGUF are made (llama.cpp building
+# on). A bench.py --build LABEL=SPEC[;ENV=VAL...] (no = in LABEL) whose SPEC is base (the sdist),
+# series (all of patches/series) or series@TEXT (the series before the first patch whose name holds TEXT) runs a tree that scripts/series.py
+# makes; --gguf and --llama-bench are added. E.g.:
+#   scripts/device_bench.sh run SRC OUT --devices CUDA --only llm --sms all,14,8 --prefill 512 --build "tinygrad 0.12.0=base" --build series=series
 set -uo pipefail
-SRC=$(realpath "$1") OUT=$(realpath "$2"); shift 2
-HERE=$(dirname "$(realpath "$0")") W=/tmp/devbench
-GGUF=$W/llama-3.2-1b-q6_k.gguf RES=$W/res
-TOKENS=${TOKENS:-64} WARMUP=${WARMUP:-16}
-mkdir -p "$W" "$RES" "$OUT"
-log() { echo "[device_bench $(date -u +%T) +${SECONDS}s] $*"; }
-tree() {  # tree NAME [patches dir]: the sdist unpacked, patches applied in series order
-  [ -d "$W/$1" ] && return 0
-  mkdir -p "$W/$1" && tar xzf "$SRC/tinygrad-0.12.0.tar.gz" -C "$W/$1" --strip-components=1 || return 1
-  if [ -n "${2:-}" ]; then
-    while read -r p; do [ -z "$p" ] || [ "${p:0:1}" = "#" ] || (cd "$W/$1" && patch -p1 -s --no-backup-if-mismatch < "$2/$p") || return 1
-    done < "$2/series"
+cmd=$1 SRC=$(realpath -m "$2"); shift 2
+LCP_VERSION=0.3.36
+if [ "$cmd" = gather ]; then
+  set -e; HERE=$(dirname "$(realpath "$0")"); tmp=$(mktemp -d); mkdir -p "$SRC/patches" "$SRC/scripts" "$SRC/whl"
+  python3 -c "import sys, pathlib; sys.path.insert(0, '$HERE'); import series; series.fetch_sdist(pathlib.Path('$SRC'))"  # the pinned sdist, checked
+  cp "$HERE"/../patches/series "$HERE"/../patches/*.patch "$SRC/patches/"; cp "$HERE"/*.py "$SRC/scripts/"
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$SRC/whl" gguf==0.17.1
+  if [ ! -e "$SRC/llama.cpp-src.tar.gz" ]; then
+    python3 -m pip download -q --no-deps --no-binary :all: -d "$tmp" "llama-cpp-python==$LCP_VERSION"
+    tar xzf "$tmp/llama_cpp_python-$LCP_VERSION.tar.gz" -C "$tmp"
+    # models, docs and tests would push it past what the device tool carries
+    tar czf "$SRC/llama.cpp-src.tar.gz" -C "$tmp/llama_cpp_python-$LCP_VERSION/vendor" \
+      --exclude=llama.cpp/{models,docs,media,.github,benches,gguf-py,conversion,examples,tests} llama.cpp
   fi
-}
-decode() {  # decode TREE RESULT [bench.py args]: tinygrad decode tok/s on CUDA with that tree
-  local tree=$1 res=$2; shift 2
-  PYTHONPATH="$W/$tree:${PYTHONPATH:-}" python3 "$HERE/bench.py" --devices CUDA --only llm --gguf "$GGUF" --max-context 1024 \
-    --warmup "$WARMUP" --tokens "$TOKENS" --out "$W/out/$res" --timeout 540 "$@" && cp "$W/out/$res/bench.json" "$RES/$res.json"
-}
-sweep_args() { for m in ${MV_SWEEP:-}; do echo --mv "$m"; done; }
-for phase in "$@"; do
-  if [ "$phase" != collect ] && [ "$SECONDS" -gt "${BUDGET_S:-100000}" ]; then log "skip $phase: past BUDGET_S"; continue; fi
-  case $phase in up|ours|sweep|best|suite|beam) [ -f "$RES/$phase.json" ] && { log "have $phase"; continue; };; esac
-  log "phase $phase"
-  case $phase in
-    build)
-      [ -d "$W/lc" ] && continue
-      mkdir -p "$W/lc" && tar xzf "$SRC/llama.cpp-src.tar.gz" -C "$W/lc"
-      arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
-      setsid nohup bash -c "cd $W/lc && cmake -S llama.cpp -B b -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$arch -DCMAKE_BUILD_TYPE=Release \
-        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
-        -DCMAKE_CUDA_COMPILER=\$(command -v nvcc || echo /usr/local/cuda/bin/nvcc) && \
-        nice -n 10 cmake --build b --target llama-bench -j \$(nproc) && touch DONE || touch FAILED" > "$W/lc/build.log" 2>&1 < /dev/null &
-      log "llama.cpp build started for sm_$arch";;
-    gguf) [ -f "$GGUF" ] || python3 "$HERE/synth_gguf.py" --preset llama-3.2-1b --out "$GGUF";;
-    warm)  # compile every kernel once (tinygrad caches compiled programs on disk) so the timed phases time decode only
-      tree up && tree ours "$SRC/patches" || exit 1
-      TOKENS=4 WARMUP=2 decode up warm-up && TOKENS=4 WARMUP=2 decode ours warm-ours $(sweep_args);;
-    up) tree up && decode up up;;
-    ours) tree ours "$SRC/patches" && decode ours ours;;
-    sweep) tree ours "$SRC/patches" && decode ours sweep $(sweep_args);;
-    best)
-      best=$(python3 -c "import json,sys; rows=json.load(open(sys.argv[1]))['results'][0]['rows']; print(max(rows, key=lambda r: r.get('value', 0))['mv'])" "$RES/sweep.json") || continue
-      log "fastest in the sweep: MV=$best"
-      IFS=, read -r b t r <<< "$best"
-      MV_BLOCKSIZE=$b MV_THREADS_PER_ROW=$t MV_ROWS_PER_THREAD=$r decode ours best;;
-    beam) tree ours "$SRC/patches" && JITBEAM=${JITBEAM:-2} decode ours beam;;
-    llamacpp)
-      [ -f "$RES/llama-bench.json" ] && { log "have llamacpp"; continue; }
-      while [ ! -e "$W/lc/DONE" ] && [ ! -e "$W/lc/FAILED" ]; do sleep 5; done
-      if [ -e "$W/lc/FAILED" ]; then tail -30 "$W/lc/build.log"; continue; fi
-      "$W/lc/b/bin/llama-bench" -m "$GGUF" -ngl 99 -p 512 -n 128 -r 5 -o json > "$RES/llama-bench.json" 2> "$W/llama-bench.log" || tail "$W/llama-bench.log"
-      python3 -c "import json,sys; [print(f\"llama.cpp {r['model_type']} {'pp' if r['n_prompt'] else 'tg'}{r['n_prompt'] or r['n_gen']}: {r['avg_ts']:.1f} ± {r['stddev_ts']:.1f} tok/s ({r['backends']}, fa={r.get('flash_attn')}, {r['gpu_info']})\") for r in json.load(open(sys.argv[1]))]" "$RES/llama-bench.json";;
-    suite) tree up && PYTHONPATH="$W/up:${PYTHONPATH:-}" python3 "$HERE/bench.py" --devices NV,CUDA --out "$W/out/suite" --timeout 400 ${SUITE_ARGS:-} \
-             && cp "$W/out/suite/bench.json" "$RES/suite.json" && cp "$W/out/suite/bench.png" "$RES/suite.png";;
-    collect) cp "$RES"/* "$OUT"/ 2>/dev/null; ls "$OUT";;
-    *) log "unknown phase $phase"; exit 2;;
+  rm -rf "$tmp"; du -sh "$SRC"; exit 0
+fi
+[ "$cmd" = run ] || { echo "usage: $0 gather SRC | run SRC OUT [bench.py args]"; exit 2; }
+OUT=$(realpath -m "$1"); shift
+W=/tmp/devbench G=/tmp/devbench/llama-3.2-1b-q6_k.gguf S=$SRC/scripts
+log() { echo "[device_bench $(date -u +%T) +${SECONDS}s] $*"; }
+mkdir -p $W/trees $OUT
+command -v git > /dev/null || { echo "git is needed (scripts/series.py applies the patches with git am)"; exit 1; }
+python3 -m pip install -q --no-index --no-deps --target /tmp/site $SRC/whl/*.whl && export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
+nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader; nvcc --version | tail -1; python3 --version
+# llama-bench: unpacked from an earlier run's build, or built here in the background while the trees and the GGUF are made
+LB=$W/lc/bin/llama-bench
+if ls $SRC/llama-bench.tar.xz* > /dev/null 2>&1; then
+  mkdir -p $W/lc && cat $SRC/llama-bench.tar.xz* | tar xJ -C $W/lc && touch $W/lc/DONE
+elif [ ! -d $W/lc ]; then
+  mkdir -p $W/lc && tar xzf $SRC/llama.cpp-src.tar.gz -C $W/lc
+  arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+  # its own session: the build goes on if this script is stopped (a later run on the same machine waits for it)
+  setsid nohup bash -c "cd $W/lc && cmake -S llama.cpp -B b -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$arch -DCMAKE_BUILD_TYPE=Release \
+    -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF \
+    -DLLAMA_OPENSSL=OFF -DCMAKE_CUDA_COMPILER=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc) \
+    && cmake --build b --target llama-bench -j $(nproc) && mkdir -p bin && cp b/bin/llama-bench bin/ \
+    && tar cJf llama-bench.tar.xz bin/llama-bench && touch DONE || touch FAILED" > $W/lc/build.log 2>&1 < /dev/null &
+  log "llama.cpp build started for sm_$arch"
+fi
+[ -f $G ] || python3 $S/synth_gguf.py --preset llama-3.2-1b --out $G > $W/gguf.log 2>&1 || { cat $W/gguf.log; exit 1; }
+# the trees the --build arguments name
+args=()
+for a in "$@"; do
+  case $a in
+    *=base|*=base\;*|*=series|*=series\;*|*=series@*)
+      label=${a%%=*} rest=${a#*=}; spec=${rest%%;*}; env=${rest#"$spec"}; dir=$W/trees/$(printf %s "$spec" | tr -c 'a-zA-Z0-9' _)
+      case $spec in base) p=$W/nopatches; mkdir -p $p;; series) p=$SRC/patches;; *) p=$SRC/patches; until=${spec#series@};; esac
+      python3 $S/series.py apply --tree $dir --patches $p --cache $SRC ${until:+--until "$until"} || exit 1; unset until
+      args+=("$label=$dir$env");;
+    *) args+=("$a");;
   esac
 done
+[ -n "${PREP_ONLY:-}" ] && { log "trees and GGUF ready (PREP_ONLY)"; exit 0; }
+while [ ! -e $W/lc/DONE ] && [ ! -e $W/lc/FAILED ]; do sleep 5; done
+[ -e $W/lc/FAILED ] && { tail -30 $W/lc/build.log; log "llama.cpp build failed: no llama-bench column"; }
+# what a later run carries instead of building (SRC/llama-bench.tar.xz*), in pieces the device tool returns
+[ -e $W/lc/llama-bench.tar.xz ] && split -b 15M -d $W/lc/llama-bench.tar.xz $OUT/llama-bench.tar.xz.
+log "bench.py ${args[*]}"
+lb=(); [ -e $W/lc/DONE ] && lb=(--llama-bench $LB)
+python3 $S/bench.py --gguf $G --out $W/bench "${lb[@]}" "${args[@]}" 2>&1 | tee $OUT/bench.log
+cp $W/bench/bench.json $W/bench/bench.md $W/bench/bench.png $OUT/ 2>/dev/null; log done

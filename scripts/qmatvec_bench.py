@@ -20,7 +20,7 @@ SHAPES = {"q|o": (2048, 2048), "k|v": (2048, 512), "gate|up": (2048, 8192), "dow
 def main():
   ap = argparse.ArgumentParser()
   ap.add_argument("--dev", default="CUDA")
-  ap.add_argument("--mv", action="append", default=[], help="MV_BLOCKSIZE,MV_THREADS_PER_ROW,MV_ROWS_PER_THREAD for the Q6_K kernels")
+  ap.add_argument("--mv", action="append", default=[], help="MV_BLOCKSIZE,MV_THREADS_PER_ROW,MV_ROWS_PER_THREAD[,NAME=VALUE...] for the Q6_K kernels")
   ap.add_argument("--ref-mv", default="4,64,1", help="MV for the fp16 and flat Q6_K reference kernels")
   ap.add_argument("--shapes", default=",".join(SHAPES), help="comma list of: " + " ".join(SHAPES))
   ap.add_argument("--forms", default="q6_k,q6_k flat,fp16", help="comma list of: q6_k (QuantLinear of this tree), q6_k flat, fp16")
@@ -52,7 +52,10 @@ def main():
     ref = x.linear(w16.T).float().numpy()
     for form, f in [(n, forms[n]) for n in args.forms.split(",")]:
       for lanes, mv in [(l, m) for l in ([int(l) for l in args.lanes.split(",") if l] or [None]) for m in args.mv] if form == "q6_k" else [(None, args.ref_mv)]:
-        for k, v in zip(("MV_BLOCKSIZE", "MV_THREADS_PER_ROW", "MV_ROWS_PER_THREAD"), mv.split(",")): os.environ[k] = v
+        # B,T,R then any NAME=VALUE of the heuristic (e.g. MV_THREADS_PER_SM=0), the earlier setting's extras undone
+        for k in [k for k in os.environ if k.startswith("MV_")]: del os.environ[k]
+        for k, v in zip(("MV_BLOCKSIZE", "MV_THREADS_PER_ROW", "MV_ROWS_PER_THREAD"), mv.split(",")[:3]): os.environ[k] = v
+        os.environ.update(e.split("=", 1) for e in mv.split(",")[3:])
         if lanes: llm.QUANT_LANES = lanes
         lanes = getattr(llm, "QUANT_LANES", 32) if form == "q6_k" else None
         helpers.getenv.cache_clear(); realize.method_cache.clear()
@@ -71,7 +74,8 @@ def main():
         nbytes = (w16 if form == "fp16" else raw).nbytes()
         rows.append(dict(shape=shape, in_f=in_f, out_f=out_f, form=form, mv=mv, lanes=lanes, kernel=eis[0].prg.p.function_name, us=us, weight_GB_s=nbytes / us / 1e3,
                          opts=[str(o) for o in eis[0].prg.p.applied_opts], max_rel_err=err, compile_s=compile_s, copies=len(lins)))
-        print(f"{shape:8s} {form:10s} MV={mv:7s} lanes={lanes or '-':<2} {us:8.1f} us {nbytes/us/1e3:7.0f} GB/s  err {err:.1e}  {eis[0].prg.p.function_name}", flush=True)
+        print(f"{shape:8s} {form:10s} MV={mv:28s} lanes={lanes or '-':<2} {us:8.1f} us {nbytes/us/1e3:7.0f} GB/s  err {err:.1e}  "
+              f"{eis[0].prg.p.function_name} {eis[0].prg.p.local_size}", flush=True)
   json.dump(dict(device=Device[args.dev].renderer.arch if hasattr(Device[args.dev].renderer, "arch") else args.dev, rows=rows),
             open(args.out, "w"), indent=1)
 

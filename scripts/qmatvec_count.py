@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Instructions per weight of the quantized (GGUF_QUANT=1) decode matvecs of LLaMA-3.2-1B, counted on the CPU: no GPU needed.
+"""Instructions per weight of the quantized decode matvecs of LLaMA-3.2-1B (Q4_K/Q6_K weights as GPUs load them), counted on the CPU: no GPU needed.
 
-  PYTHONPATH=build/tinygrad:tests python3 scripts/qmatvec_count.py [--types q6_k,q4_k] [--mv 4,64,1] [--no-emu] [--json out.json]
+  PYTHONPATH=build/tinygrad:tests python3 scripts/qmatvec_count.py [--types q6_k,q4_k] [--sms 16] [--mv 4,64,1] [--no-emu] [--json out.json]
 
 One decode step (T=1, start_pos 30) of a one-layer LLaMA-3.2-1B-shaped model (+ the tied lm_head) is scheduled on the NULL device with
 every projection a QuantLinear; each kernel that reads a projection's blocks (the RMSNorm, residual and SiLU fused into it as decode
@@ -110,12 +110,13 @@ def emu_count(p, cubin:bytes, ei, in_f:int, out_f:int, wgs:int=2) -> float:
 def main():
   ap = argparse.ArgumentParser()
   ap.add_argument("--types", default="q6_k,q4_k")
-  ap.add_argument("--mv", default="4,64,1", help="MV_BLOCKSIZE,MV_THREADS_PER_ROW,MV_ROWS_PER_THREAD")
+  ap.add_argument("--mv", help="MV_BLOCKSIZE,MV_THREADS_PER_ROW,MV_ROWS_PER_THREAD (default: the heuristic's choice)")
   ap.add_argument("--proj", default=",".join(PROJ + ("lm_head",)), help="comma list of projections to print")
+  ap.add_argument("--sms", type=int, help="the renderer's SM count (what the matvec heuristic sizes threads to; 16 an Orin AGX, 8 its MPS proxy)")
   ap.add_argument("--no-emu", action="store_true")
   ap.add_argument("--json")
   args = ap.parse_args()
-  for k, v in zip(("MV_BLOCKSIZE", "MV_THREADS_PER_ROW", "MV_ROWS_PER_THREAD"), args.mv.split(",")): os.environ[k] = v
+  for k, v in zip(("MV_BLOCKSIZE", "MV_THREADS_PER_ROW", "MV_ROWS_PER_THREAD"), args.mv.split(",") if args.mv else ()): os.environ[k] = v
   sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
   from orin_emu.ptx.testing import compilers
   from tinygrad.codegen import get_program
@@ -123,7 +124,8 @@ def main():
   from tinygrad.runtime.support.compiler_cuda import CUDACompiler
   from tinygrad.uop.ops import Ops, AxisType
   tool, backends, rows = nvdisasm(), compilers(), []
-  print(f"nvdisasm: {tool or 'not found, no SASS columns'}  MV={args.mv}")
+  for ren, _ in backends.values(): ren.compute_units = args.sms
+  print(f"nvdisasm: {tool or 'not found, no SASS columns'}  MV={args.mv}  SMs={args.sms}")
   print(f"{'type':5s} {'proj':11s} {'be':6s} {'kernel':22s} {'w/thr':>6s} {'ptx loop/w':>10s} {'sass/w':>7s} {'ld/w':>5s} {'cvt/w':>5s} {'fp32/w':>6s} {'emu/w':>6s}")
   for tname in args.types.split(","):
     for proj, (ei, in_f, out_f) in decode_kernels(TYPES[tname]).items():

@@ -63,9 +63,15 @@ def series_stamp(tree:Path, patches:Path, names:list[str]) -> str:
   for n in names: h.update(n.encode() + b"\0" + (patches/n).read_bytes())
   return h.hexdigest()
 
-def apply(tree:Path, patches:Path, cache:Path) -> bool:
-  """Bring tree's branch `orin` to v0.12.0 + series. Returns False when it already was (nothing touched)."""
-  names = read_series(patches)
+def series_until(names:list[str], until:str|None) -> list[str]:
+  """the series before the first patch whose name holds until (all of it when until is None): a tree to measure a patch against"""
+  if until is None: return names
+  if (i:=next((i for i,n in enumerate(names) if until in n), None)) is None: raise SeriesError(f"no patch in the series has '{until}' in its name")
+  return names[:i]
+
+def apply(tree:Path, patches:Path, cache:Path, until:str|None=None) -> bool:
+  """Bring tree's branch `orin` to v0.12.0 + series (up to until). Returns False when it already was (nothing touched)."""
+  names = series_until(read_series(patches), until)
   materialise(tree, cache)
   stamp_file, want = Path(git(tree, "rev-parse", "--absolute-git-dir"))/STAMP, series_stamp(tree, patches, names)
   head = git(tree, "rev-parse", "-q", "--verify", f"refs/heads/{BRANCH}", check=False)
@@ -129,10 +135,13 @@ def main() -> int:
   p.add_argument("--tree", type=Path, default=None, help="the tinygrad git working tree (default: tinygrad/ if initialised, else build/tinygrad)")
   p.add_argument("--patches", type=Path, default=ROOT/"patches")
   p.add_argument("--cache", type=Path, default=ROOT/"build"/"dl", help="where the pinned sdist is downloaded to")
+  p.add_argument("--until", help="apply: only the patches before the first whose name holds this text")
   a = p.parse_args()
   tree = (a.tree or default_tree()).resolve()
   try:
-    if a.cmd == "apply": print(f"{tree}: {'applied' if apply(tree, a.patches, a.cache) else 'up to date with'} {len(read_series(a.patches))} patches")
+    if a.cmd == "apply":
+      n = len(series_until(read_series(a.patches), a.until))
+      print(f"{tree}: {'applied' if apply(tree, a.patches, a.cache, a.until) else 'up to date with'} {n} patches")
     else:
       branches = export(tree, a.patches)
       print(f"{a.patches}: {len(read_series(a.patches))} patches; branches: {', '.join(branches) or '(none)'}")

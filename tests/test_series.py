@@ -106,3 +106,10 @@ def test_sdist_is_hash_checked(tmp_path):
   (cache/series.SDIST).write_bytes(bytes([(data:=(CACHE/series.SDIST).read_bytes())[0] ^ 1]) + data[1:])
   with pytest.raises(series.SeriesError, match="does not match the pinned"): series.fetch_sdist(cache)
   assert not (cache/series.SDIST).exists()
+
+def test_apply_until_stops_before_the_named_patch(two_topics, tree):
+  # a tree to measure a patch against: the series before it (scripts/device_bench.sh's series@TEXT builds)
+  assert series.apply(tree, two_topics, CACHE, until="renderer-ptx")
+  assert series.git(tree, "log", "--format=%s", "v0.12.0..orin").splitlines() == ["opt/heuristic: mark"]
+  assert series.apply(tree, two_topics, CACHE) and series.git(tree, "rev-list", "--count", "v0.12.0..orin") == "2"   # then the whole series
+  with pytest.raises(series.SeriesError, match="no patch in the series has 'nosuch'"): series.apply(tree, two_topics, CACHE, until="nosuch")

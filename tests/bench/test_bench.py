@@ -41,3 +41,28 @@ def test_table_and_plot_cover_every_device(tmp_path):
   assert "| matmul half 256 | GFLOPS | 1.5 | 2.5 |" in md and "skipped CPU: a GPU ran" in md
   pytest.importorskip("matplotlib")
   assert bench.plot(results, tmp_path / "p.png") is None and (tmp_path / "p.png").stat().st_size > 1000
+
+def test_build_specs_and_the_side_by_side_table():
+  assert bench.parse_build("tinygrad 0.12.0=/t/base") == dict(label="tinygrad 0.12.0", path="/t/base", env={})
+  assert bench.parse_build("fp16=/t/s;GGUF_QUANT=0;MV_THREADS_PER_SM=0") == dict(label="fp16", path="/t/s", env={"GGUF_QUANT": "0", "MV_THREADS_PER_SM": "0"})
+  dec = lambda v, **kw: dict(suite="llm", name="decode x.gguf MV=default", value=v, unit="tok/s", **kw)
+  pre = lambda v: dict(suite="llm", name="prefill 512", value=v, unit="tok/s")
+  lc = lambda tg, pp: [dict(suite="llm", name="llama-bench pp512", value=pp, unit="tok/s"), dict(suite="llm", name="llama-bench tg128", value=tg, unit="tok/s")]
+  results = [dict(build="series", sms_label="full GPU", device="CUDA", rows=[dec(600.0, first_token_s=2.5, kernels_per_token=233), pre(1000.0)]),
+             dict(build="llama.cpp", sms_label="full GPU", device="llama.cpp", rows=lc(750.0, 30000.0)),
+             dict(build="series", sms_label="8 SMs", device="CUDA", rows=[dec(130.0, first_token_s=3.0, kernels_per_token=233)]),
+             dict(build="llama.cpp", sms_label="8 SMs", device="llama.cpp", rows=lc(86.0, 3000.0)),
+             dict(build="old", sms_label="8 SMs", device="CUDA", skipped="worker ran past --timeout 80s", rows=[])]
+  md = bench.proxy_table(results)
+  assert "| build | decode tok/s, full GPU | decode tok/s, 8 SMs | prompt tok/s, full GPU | prompt tok/s, 8 SMs | first token s | kernels a step |" in md
+  assert "| series | 600.0 (0.80x) | 130.0 (1.51x) | 1000.0 (0.03x) | - | 2.5 | 233 |" in md
+  assert "| llama.cpp | 750.0 | 86.0 | 30000.0 | 3000.0 |  |  |" in md and "skipped old, 8 SMs: worker ran past --timeout 80s" in md
+
+def test_mps_percentage_is_the_smallest_giving_the_sms(monkeypatch):
+  # MPS rounds an active thread percentage to whole TPCs (an H100: 6% and 7% give 8 of 132 SMs, 11% and 12% give 14, 13% gives 16)
+  seen = {p: 8 if p <= 7 else 10 if p <= 9 else 12 if p == 10 else 14 if p <= 12 else 16 for p in range(1, 101)}
+  monkeypatch.setattr(bench, "sms_seen", lambda pct: 132 if pct is None else seen[pct])
+  assert bench.MPS.percentage(None, 14, 132) == (11, 14) and bench.MPS.percentage(None, 8, 132) == (1, 8)
+  # a client that reads the whole GPU whatever the limit: the percentage nearest, what it sees unknown
+  monkeypatch.setattr(bench, "sms_seen", lambda pct: 132)
+  assert bench.MPS.percentage(None, 14, 132) == (11, None)

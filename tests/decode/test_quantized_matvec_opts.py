@@ -1,4 +1,5 @@
-# A matvec over quantized blocks (QuantLinear) gets the same matvec opts as an fp16 one: GROUP over the reduce, LOCAL and UPCAST over rows.
+# A matvec over quantized blocks (QuantLinear) gets the matvec opts: GROUP over the lanes of a block, LOCAL over rows; with the device's SM count,
+# a second GROUP over the blocks or an UPCAST over rows to fill the SMs.
 # Kernels are scheduled on the NULL device and lowered with the sm_87 renderers: no GPU needed.
 import re, pytest
 from tinygrad import Tensor, dtypes, getenv
@@ -17,9 +18,8 @@ COMPILERS = {"cuda_c": lambda: NVCompiler("sm_87"), "ptx": lambda: NVPTXCompiler
 # (in, out) of the LLaMA-3.2-1B projections: q and o, k and v, gate and up, down, the tied lm_head
 SHAPES = {"q,o": (2048, 2048), "k,v": (2048, 512), "gate,up": (2048, 8192), "down": (8192, 2048), "lm_head": (2048, 128256)}
 
-# and the UNROLL of the k = 32/QUANT_LANES weights a lane unpacks from its words (x's k values one vector load)
-def is_matvec(o:tuple[Opt, ...]) -> bool:
-  return [(x.op, x.arg) for x in o] == [(OptOps.GROUP, 8), (OptOps.LOCAL, 4), (OptOps.UPCAST, 4), (OptOps.UNROLL, 0)] and o[1].axis == o[2].axis
+# and the UNROLL of the k = 32/QUANT_LANES weights a lane unpacks from its words (x's k values one vector load); one row a thread by default
+def is_matvec(o:tuple[Opt, ...]) -> bool: return [(x.op, x.arg) for x in o] == [(OptOps.GROUP, 8), (OptOps.LOCAL, 4), (OptOps.UNROLL, 0)]
 
 def matvec_kernel(in_f:int, out_f:int, ggml_type:int):
   lin = QuantLinear(in_f, out_f, ggml_type)
@@ -34,6 +34,26 @@ def matvec_kernel(in_f:int, out_f:int, ggml_type:int):
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 def test_quantized_matvec_gets_matvec_opts(shape, ggml_type, ren):
   assert is_matvec(get_program(matvec_kernel(*shape, ggml_type), ren()).applied_opts)
+
+# what the heuristic gives each projection with the renderer's SM count: (GROUP over the blocks, UPCAST over rows), each None when not applied.
+# Aim: 1024 threads an SM. Rows x 8 lanes short of it split each row's blocks over groups of lanes (an H100's 132 SMs: all but the lm_head);
+# rows leaving twice that to spare give a thread 2 or 4 rows (the lm_head everywhere, gate/up at 14 and 8 SMs); an Orin's 16 SMs lie between.
+SM_OPTS = {132: {"q,o": (8, None), "k,v": (8, None), "gate,up": (4, None), "down": (8, None), "lm_head": (None, 2)},
+           14: {"q,o": (None, None), "k,v": (4, None), "gate,up": (None, 2), "down": (None, None), "lm_head": (None, 4)},
+           8: {"q,o": (None, None), "k,v": (2, None), "gate,up": (None, 4), "down": (None, None), "lm_head": (None, 4)}}
+@pytest.mark.parametrize("ren", [NVRenderer, lambda a, sms: PTXRenderer(a, "NV", sms)], ids=RENDERERS.keys())
+@pytest.mark.parametrize("ggml_type", [12, 14], ids=["q4_k", "q6_k"])
+@pytest.mark.parametrize("sms", SM_OPTS.keys())
+def test_quantized_matvec_threads_follow_the_sm_count(sms, ggml_type, ren):
+  for name, (in_f, out_f) in SHAPES.items():
+    p = get_program(matvec_kernel(in_f, out_f, ggml_type), ren("sm_87", sms))
+    groups, rows = SM_OPTS[sms][name]
+    assert [(o.op, o.arg) for o in p.applied_opts] == [(OptOps.GROUP, 8)] + [(OptOps.GROUP, groups)] * bool(groups) + [(OptOps.LOCAL, 4)] + \
+      [(OptOps.UPCAST, rows)] * bool(rows) + [(OptOps.UNROLL, 0)], name
+    threads = prod(p.global_size) * prod(p.local_size)
+    # enough threads for the SMs, or as many as MV_THREADS_PER_ROW (64) a row allows; up to 4 rows a thread only with twice enough to spare
+    assert threads >= sms * 1024 or threads == out_f * 64, name
+    if rows: assert threads >= 2 * sms * 1024, name
 
 @pytest.mark.parametrize("backend", RENDERERS.keys())
 @pytest.mark.parametrize("ggml_type", [12, 14], ids=["q4_k", "q6_k"])
@@ -74,8 +94,9 @@ def test_quantized_matvec_spreads_block_lanes_over_threads(shape, ggml_type, thr
 
 # the dequantization inside the matvec makes floats of bytes without int to float conversions (I2F issues at 1/8 the FMA rate on sm_86/87,
 # and there were two per weight), and its loop stays within the instruction count per weight measured for the patches (scripts/qmatvec_count.py:
-# 0031-0032 PTX lines a weight 14.1 and 13.4 (NVRTC), 21.6 and 23.5 (tinygrad's PTX) for Q4_K and Q6_K; 0033-0036 11.1, 10.2, 12.7, 15.3)
-PTX_LOOP_PER_WEIGHT = {("cuda_c", 12): 11.5, ("cuda_c", 14): 10.5, ("ptx", 12): 13, ("ptx", 14): 15.5}
+# 0031-0032 PTX lines a weight 14.1 and 13.4 (NVRTC), 21.6 and 23.5 (tinygrad's PTX) for Q4_K and Q6_K; 0033-0036 11.1, 10.2, 12.7, 15.3; a weight's
+# byte one prmt, 0049-0050: 10.0, 9.1, 11.4, 14.0)
+PTX_LOOP_PER_WEIGHT = {("cuda_c", 12): 10.5, ("cuda_c", 14): 9.5, ("ptx", 12): 12, ("ptx", 14): 14.5}
 INT_TO_FLOAT = re.compile(r"\bcvt(\.rn)?\.f(16|32)\.[su](8|16|32|64)\b")
 @pytest.mark.parametrize("backend", RENDERERS.keys())
 @pytest.mark.parametrize("ggml_type", [12, 14], ids=["q4_k", "q6_k"])
@@ -86,7 +107,9 @@ def test_quantized_matvec_instructions_per_weight(ggml_type, backend, mv_env):
   assert not INT_TO_FLOAT.findall(ptx), "bytes become floats by their bits, not by cvt"
   gs, ls = p.launch_dims({})
   weights_per_iter = 2048 * 2048 / (prod(gs) * prod(ls)) / next(u for u in p.uops if u.op is Ops.RANGE).src[0].arg
-  assert len(ptx_loop(ptx)) / weights_per_iter <= PTX_LOOP_PER_WEIGHT[(backend, ggml_type)]
+  assert len(loop:=ptx_loop(ptx)) / weights_per_iter <= PTX_LOOP_PER_WEIGHT[(backend, ggml_type)]
+  # each weight's byte taken under 2**23's exponent by one byte permute, not an and and an or
+  assert sum(l.startswith("prmt") for l in loop) >= weights_per_iter
 
 # the blocks are read as words (Q4_K's 144-byte blocks as uint32, Q6_K's 210-byte ones as uint16), not bytes, and a lane's 4 consecutive x as one
 # vector load: global loads a weight in the loop were 2.0 (Q4_K) and 2.06 (Q6_K) with byte loads, 1.25 and 1.66 with words (scripts/qmatvec_count.py)
