@@ -1,6 +1,7 @@
 # Compile-side registry: remembers the PTX behind every program image tinygrad builds, keyed by what the GPU sees.
 # NVProgram uploads elf_loader(cubin, force_section_align=128) and points the QMD at the entry's .text section (with
-# relocations applied, so relocated fields are masked out of the key).
+# relocations applied, so relocated fields are masked out of the key: 8 bytes at the offset, the whole 16-byte instruction for a
+# CALL.ABS target, R_CUDA_ABS47_34).
 import struct, hashlib
 from dataclasses import dataclass, field
 from orin_emu.faults import GpuFault
@@ -17,7 +18,7 @@ class Entry:
   name: str
   ptx: str
   text: bytes                 # .text bytes, relocated fields zeroed
-  relocs: list[int]           # offsets in .text of 8-byte fields the loader patches
+  relocs: list[tuple[int, int]]   # (offset in .text, bytes) of the fields the loader patches
   text_off: int               # image offset of .text: image base = program_va - text_off
   param_base: int             # constant bank 0 offset of the kernel parameters (EIATTR_PARAM_CBANK)
   globals: dict[str, int] = field(default_factory=dict)   # module .global symbol -> image offset
@@ -53,18 +54,18 @@ def register(cubin:bytes, ptx:bytes|str) -> list[Entry]:
     info = next((s for s in sections if s.name == f'.nv.info.{name}'), None)
     pbase = next((struct.unpack_from("<IH", d)[1] for attr, d in _info_attrs(info.content) if attr == 0xa), None) if info else None
     if pbase is None: continue   # not a kernel entry (e.g. ptxas' __cuda_sm20_div_s64 helper)
-    rel = sorted(o - a for o, _, _, _ in relocs if a <= o < a + n)
+    rel = sorted((o - a, 16 if typ == 0x3a else 8) for o, _, typ, _ in relocs if a <= o < a + n)
     text = bytearray(sh.content)
-    for o in rel: text[o:o+8] = bytes(len(text[o:o+8]))
+    for o, w in rel: text[o:o+w] = bytes(len(text[o:o+w]))
     e = Entry(name, ptx, bytes(text), rel, a, pbase, glob)
-    (_odd if any(o < HEAD for o in rel) else _by_head.setdefault(e.text[:HEAD], [])).append(e)
+    (_odd if any(o < HEAD for o, _ in rel) else _by_head.setdefault(e.text[:HEAD], [])).append(e)
     out.append(e)
   return out
 
 def _matches(e:Entry, prog:memoryview) -> bool:
   if len(prog) < len(e.text): return False
   t = bytearray(prog[:len(e.text)]) if e.relocs else bytes(prog[:len(e.text)])
-  for o in e.relocs: t[o:o+8] = bytes(len(t[o:o+8]))
+  for o, w in e.relocs: t[o:o+w] = bytes(len(t[o:o+w]))
   return t == e.text
 
 _by_va: dict[int, Entry] = {}   # last entry seen at each program address: one compare instead of a search on relaunch
