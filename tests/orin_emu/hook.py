@@ -1,7 +1,7 @@
 # ORIN_EMU=1 (Contract D): importing this module puts the process on the emulated Orin. tinygrad is not imported here: when
 # tinygrad.runtime.support.hcq is first imported, its FileIOInterface is replaced by the seam's, before any backend takes the name.
 import importlib.abc, importlib.util, os, sys
-HCQ = "tinygrad.runtime.support.hcq"
+HCQ, CC, NV = "tinygrad.runtime.support.hcq", "tinygrad.runtime.support.compiler_cuda", "tinygrad.runtime.ops_nv"
 # kernels run in a PTX interpreter, orders of magnitude slower than an SM: a loop-heavy kernel can outlast HCQ's 30 s signal wait.
 # The wait stays bounded (below pytest's 300 s per-test timeout), so a real hang still ends as an error.
 os.environ.setdefault("HCQDEV_WAIT_TIMEOUT_MS", "240000")
@@ -16,24 +16,41 @@ def _patch(mod):
     # backends imported before the switch took the real class by name (from ... import FileIOInterface): rebind it there too
     for m in list(sys.modules.values()):
       if getattr(m, "__name__", "").startswith("tinygrad.") and getattr(m, "FileIOInterface", None) is real: m.FileIOInterface = emu
+  _register_ptx()
+
+def _register_ptx():
+  # the SM room maps program images back to PTX (Contract C); also in processes that compile without opening a device (BEAM workers)
   try: from orin_emu.ptx import registry
   except ModuleNotFoundError as e:
     if e.name not in ("orin_emu.ptx", "orin_emu.ptx.registry"): raise
-  else: registry.install()   # the SM room maps program images back to PTX (Contract C)
+  else: registry.install()
+
+def _load_stored_programs(mod):
+  # a program compiled in another process (a BEAM worker) has its PTX in the registry's store: register it when it is loaded
+  from orin_emu.ptx import registry
+  def init(self, dev, name, lib, _init=mod.NVProgram.__init__):
+    registry.load(lib)
+    _init(self, dev, name, lib)
+  mod.NVProgram.__init__ = init
+
+HOOKS = {HCQ: _patch, CC: lambda mod: _register_ptx(), NV: _load_stored_programs}
 
 class _Loader(importlib.abc.Loader):
   def __init__(self, inner): self.inner = inner
   def create_module(self, spec): return self.inner.create_module(spec)
-  def exec_module(self, mod): self.inner.exec_module(mod); _patch(mod)
+  def exec_module(self, mod):
+    self.inner.exec_module(mod)
+    HOOKS[mod.__name__](mod)
 
 class _Finder(importlib.abc.MetaPathFinder):
   def find_spec(self, name, path, target=None):
-    if name != HCQ: return None
+    if name not in HOOKS: return None
     sys.meta_path.remove(self)
     try: spec = importlib.util.find_spec(name)
     finally: sys.meta_path.insert(0, self)
     if spec is not None and spec.loader is not None: spec.loader = _Loader(spec.loader)
     return spec
 
-if HCQ in sys.modules: _patch(sys.modules[HCQ])   # already imported (the switch flipped inside a running process)
-elif not any(isinstance(f, _Finder) for f in sys.meta_path): sys.meta_path.insert(0, _Finder())
+for name, hook in HOOKS.items():   # already imported (the switch flipped inside a running process)
+  if name in sys.modules: hook(sys.modules[name])
+if not all(m in sys.modules for m in HOOKS) and not any(isinstance(f, _Finder) for f in sys.meta_path): sys.meta_path.insert(0, _Finder())

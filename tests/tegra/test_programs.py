@@ -50,3 +50,14 @@ def test_ptx_call_relocations(dev):
 def test_ptx_refuses_bfloat16_fp8_by_name(dev, dt):
   with Context(NV_PTX=1), pytest.raises(RuntimeError, match=rf"{dt}.*PTX renderer.*NV_PTX"):
     (Tensor([1.0, 2.0], device="NV").cast(dt) + 1).realize()
+
+def test_beam_candidates_compiled_in_workers_run(dev):
+  # BEAM compiles its candidates in worker processes and times them here: programs this process never compiled load and run
+  from tegra_kernel import run_child
+  r = run_child("""
+    import numpy as np
+    from tinygrad import Tensor
+    a, b = np.arange(48, dtype=np.float32).reshape(6, 8), np.arange(40, dtype=np.float32).reshape(8, 5)
+    print("OK" if np.allclose((Tensor(a) @ Tensor(b)).numpy(), a @ b) else "WRONG")
+  """, BEAM="2", PARALLEL="1", IGNORE_BEAM_CACHE="1")
+  assert r.returncode == 0 and r.stdout.strip() == "OK", r.stdout + r.stderr[-3000:]
