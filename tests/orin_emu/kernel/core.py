@@ -62,12 +62,19 @@ def env_characteristics() -> dict:
   """ORIN_EMU_CHARACTERISTICS='num_gpc=2,num_tpc_per_gpc=4': other GET_CHARACTERISTICS values for a subprocess's Orin."""
   return {n: int(v, 0) for n, v in (item.split("=") for item in filter(None, os.environ.get("ORIN_EMU_CHARACTERISTICS", "").split(",")))}
 
+def env_tpc_masks() -> list[int]|None:
+  """ORIN_EMU_TPC_MASKS='0x7' (one mask per physical GPC, comma separated): a floorswept board whose GPCs have only these TPCs."""
+  return [int(m, 0) for m in v.split(",")] if (v:=os.environ.get("ORIN_EMU_TPC_MASKS")) else None
+
 class Kernel:
-  def __init__(self, dram_size:int=64 << 30, **characteristics):
+  def __init__(self, dram_size:int=64 << 30, tpc_masks:list[int]|None=None, **characteristics):
     self.lock = threading.RLock()
     self.klog, self.umem = KernelLog(), UserMemory()
     self.dram, self.usermode = Dram(dram_size), SharedPages("orin-emu-usermode", 0x10000)
-    self.characteristics = ga10b_characteristics(**{**env_characteristics(), **characteristics})
+    self.characteristics = ch = ga10b_characteristics(**{**env_characteristics(), **characteristics})
+    # GET_TPC_MASKS: each physical GPC's TPCs (all of them unless floorswept); the SM count follows (gv100_gr_config_init_sm_id_table)
+    self.tpc_masks = tpc_masks or env_tpc_masks() or [(1 << ch.num_tpc_per_gpc) - 1 if ch.gpc_mask >> g & 1 else 0 for g in range(ch.max_gpc_count)]
+    self.num_sm = 2 * sum(bin(m).count("1") for m in self.tpc_masks)   # 2 SMs per TPC (ga10b litter value)
     self.ioctl_names, self.faults, self.devfreq = ioctl_names, Faults(), DevFreq()
     self.files: dict[int, File] = {}
     self.buffers: dict[int, Buffer] = {}

@@ -41,8 +41,7 @@ class CtrlFile(IoctlFile):
     a.tsg_fd = self.k.install(TsgFile(self.k, Tsg(self.k)))
 
   def get_tpc_masks(self, a):
-    ch = self.k.characteristics
-    masks = b"".join(((1 << ch.num_tpc_per_gpc) - 1 if ch.gpc_mask >> g & 1 else 0).to_bytes(4, "little") for g in range(ch.max_gpc_count))
+    masks = b"".join(m.to_bytes(4, "little") for m in self.k.tpc_masks)
     if a.mask_buf_size > 0: self.k.umem.write(a.mask_buf_addr, masks[:a.mask_buf_size])
     a.mask_buf_size = len(masks)
 
@@ -120,8 +119,7 @@ class TsgFile(IoctlFile):
     vm.put()
 
   def read_sm_error(self, a):
-    ch = self.k.characteristics
-    if a.sm_id >= ch.num_gpc * ch.num_tpc_per_gpc * 2: raise KernelError(errno.EINVAL)   # 2 SMs per TPC (ga10b litter value)
+    if a.sm_id >= self.k.num_sm: raise self.k.fail("nvgpu_tsg_get_sm_error_state", "Invalid number of SMs")   # sm_id < get_no_of_sm()
     g, w, pc = self.tsg.sm_errors.get(a.sm_id, (0, 0, 0))
     rec = structs.nvgpu_tsg_sm_error_state_record(global_esr=g, warp_esr=w, warp_esr_pc=pc)
     self.k.umem.write(a.record_mem, bytes(rec)[:min(a.record_size, ctypes.sizeof(rec))])
