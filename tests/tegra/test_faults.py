@@ -87,6 +87,16 @@ def test_sm_exception_named_with_its_pc(dev, env):
   report = raised(run_child(MISALIGNED + CATCH, **env))
   assert "GR exception" in report and re.search(r"SM \d+: misaligned address at PC 0x[0-9a-f]+ \(warp ESR 0xf, global ESR", report), report
 
+@pytest.mark.kernel_errors_expected
+def test_trap_is_a_gr_exception(dev):
+  # PTX trap: the SM stops the kernel and interrupts the host (which ESR bits it sets is not in the r36.4 sources)
+  report = raised(run_child("""
+    from tinygrad import Device
+    dev = Device["NV"]
+    (prg:=dev.runtime("k", dev.compiler.compile('extern "C" __global__ void k() { asm volatile("trap;"); }')))()
+  """ + CATCH))
+  assert report.splitlines()[0].strip() == "GPU channel 511: GR exception" and re.search(r"SM \d+: .* at PC 0x", report), report
+
 @pytest.mark.parametrize("err", ["ENOENT", "EACCES"])
 @pytest.mark.kernel_errors_expected
 def test_fault_report_without_a_kernel_log(dev, err):
