@@ -56,7 +56,7 @@ def test_uncaught_fault_is_one_exception(dev):
     print((a * 3).tolist())
   """)
   assert r.returncode != 0 and r.stderr.count("Traceback") == 1, r.stderr
-  assert "direct cause" not in r.stderr and "During handling" not in r.stderr and "Device fault detected" not in r.stderr, r.stderr
+  assert "direct cause" not in r.stderr and "During handling" not in r.stderr and "Error: Device fault detected" not in r.stderr, r.stderr
   tail = r.stderr[r.stderr.index("RuntimeError: "):].splitlines()
   assert "MMU fault" in tail[0] and len([l for l in tail if not l.startswith("MMU fault")]) <= 2, r.stderr   # the report, one exit line
 
