@@ -25,7 +25,7 @@ class Entry:
   text: bytes                 # .text bytes, relocated fields zeroed
   relocs: list[tuple[int, int]]   # (offset in .text, bytes) of the fields the loader patches
   text_off: int               # image offset of .text: image base = program_va - text_off
-  param_base: int             # constant bank 0 offset of the kernel parameters (EIATTR_PARAM_CBANK)
+  param_base: int             # constant bank 0 offset of the kernel parameters (EIATTR_PARAM_CBANK; cbuf0's end for a kernel without)
   globals: dict[str, int] = field(default_factory=dict)   # module .global symbol -> image offset
 
 _by_head: dict[bytes, list[Entry]] = {}
