@@ -1,7 +1,7 @@
 # ORIN_EMU=1 (Contract D): importing this module puts the process on the emulated Orin. tinygrad is not imported here: when
 # tinygrad.runtime.support.hcq is first imported, its FileIOInterface is replaced by the seam's, before any backend takes the name.
-import importlib.abc, importlib.util, os, sys
-HCQ, CC, NV = "tinygrad.runtime.support.hcq", "tinygrad.runtime.support.compiler_cuda", "tinygrad.runtime.ops_nv"
+import importlib.abc, importlib.util, os, queue, sys, threading, types
+HCQ, CC, NV, GRAPH = "tinygrad.runtime.support.hcq", "tinygrad.runtime.support.compiler_cuda", "tinygrad.runtime.ops_nv", "tinygrad.runtime.graph.hcq"
 # kernels run in a PTX interpreter, orders of magnitude slower than an SM: a loop-heavy kernel can outlast HCQ's 30 s signal wait.
 # The wait stays bounded (below pytest's 300 s per-test timeout), so a real hang still ends as an error.
 os.environ.setdefault("HCQDEV_WAIT_TIMEOUT_MS", "240000")
@@ -16,7 +16,28 @@ def _patch(mod):
     # backends imported before the switch took the real class by name (from ... import FileIOInterface): rebind it there too
     for m in list(sys.modules.values()):
       if getattr(m, "__name__", "").startswith("tinygrad.") and getattr(m, "FileIOInterface", None) is real: m.FileIOInterface = emu
+    mod.HCQAllocatorBase._free = _on_host(mod.HCQAllocatorBase._free)
   _register_ptx()
+
+# The emulated GPU is threads of this process: a garbage collection that their allocations trigger runs the host's finalizers on them,
+# and a finalizer that waits for the GPU (freeing memory synchronizes, a graph waits for its last run) would wait for itself. On a
+# Jetson they run beside the GPU, so here a host thread takes such a call over from a GPU thread.
+_handed: queue.SimpleQueue = queue.SimpleQueue()
+_host_thread: list[threading.Thread] = []
+def _run_handed():
+  while True:
+    fn, args, kwargs = _handed.get()
+    try: fn(*args, **kwargs)
+    except Exception as e:
+      sys.unraisablehook(types.SimpleNamespace(exc_type=type(e), exc_value=e, exc_traceback=e.__traceback__, object=fn,
+                                               err_msg="Exception ignored in a finalizer the emulated GPU's thread handed over"))
+def _on_host(fn):
+  def call(*args, **kwargs):
+    from orin_emu.gpu import on_gpu_thread
+    if not on_gpu_thread(): return fn(*args, **kwargs)
+    if not _host_thread: (t:=threading.Thread(target=_run_handed, name="orin-emu-host-finalizers", daemon=True)).start(); _host_thread.append(t)
+    _handed.put((fn, args, kwargs))
+  return call
 
 def _register_ptx():
   # the SM room maps program images back to PTX (Contract C); also in processes that compile without opening a device (BEAM workers)
@@ -33,7 +54,9 @@ def _load_stored_programs(mod):
     _init(self, dev, name, lib)
   mod.NVProgram.__init__ = init
 
-HOOKS = {HCQ: _patch, CC: lambda mod: _register_ptx(), NV: _load_stored_programs}
+def _graph_on_host(mod): mod.HCQGraph.__del__ = _on_host(mod.HCQGraph.__del__)
+
+HOOKS = {HCQ: _patch, CC: lambda mod: _register_ptx(), NV: _load_stored_programs, GRAPH: _graph_on_host}
 
 class _Loader(importlib.abc.Loader):
   def __init__(self, inner): self.inner = inner
