@@ -72,7 +72,8 @@ def test_program_compiled_in_another_process(tmp_path, monkeypatch):
   # BEAM compiles candidates in worker processes that never open a device: their PTX reaches the process that loads the cubin
   tests = str(pathlib.Path(__file__).resolve().parents[1])
   src = 'extern "C" __global__ void kx(int* out) { out[threadIdx.x] = threadIdx.x * %d; }' % (os.getpid() * 7 + 3)   # new to this process
-  code = "import sys\nfrom tinygrad.runtime.support.compiler_cuda import NVCompiler\nsys.stdout.buffer.write(NVCompiler('sm_87').compile(sys.argv[1]))"
+  code = ("import sys\nfrom tinygrad.runtime.support.compiler_cuda import NVCompiler\n"
+          "sys.stdout.buffer.write(NVCompiler('sm_87').compile(sys.argv[1]))")
   monkeypatch.setattr(registry, "STORE", tmp_path)
   r = subprocess.run([sys.executable, "-c", code, src], capture_output=True, timeout=120, env={**os.environ, "ORIN_EMU": "1",
                      "ORIN_EMU_PTX_DIR": str(tmp_path), "PYTHONPATH": os.pathsep.join([tests, *filter(None, [os.environ.get("PYTHONPATH")])])})

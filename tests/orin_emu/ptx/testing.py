@@ -52,7 +52,8 @@ class Loaded:
       if typ == 2: image[off:off+8] = struct.pack('<Q', addr)
       elif typ == 0x38: image[off+4:off+8] = struct.pack('<I', addr & 0xffffffff)
       elif typ == 0x39: image[off+4:off+8] = struct.pack('<I', addr >> 32)
-      elif typ == 0x3a: image[off:off+16] = (int.from_bytes(image[off:off+16], 'little') & ~(((1 << 47) - 1) << 34) | (addr >> 2) << 34).to_bytes(16, 'little')
+      elif typ == 0x3a:   # R_CUDA_ABS47_34: bits 34..80 hold the target in 4-byte units
+        image[off:off+16] = (int.from_bytes(image[off:off+16], 'little') & ~(((1 << 47) - 1) << 34) | (addr >> 2) << 34).to_bytes(16, 'little')
       else: raise RuntimeError(f"unknown reloc {typ}")
     buf[:len(image)] = np.frombuffer(bytes(image), np.uint8)
     text = next(sh for sh in sections if sh.name == f".text.{name}")
