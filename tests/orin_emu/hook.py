@@ -32,8 +32,11 @@ def _run_handed():
       sys.unraisablehook(types.SimpleNamespace(exc_type=type(e), exc_value=e, exc_traceback=e.__traceback__, object=fn,
                                                err_msg="Exception ignored in a finalizer the emulated GPU's thread handed over"))
 def _on_host(fn):
+  try: from orin_emu.gpu import on_gpu_thread
+  except ModuleNotFoundError as e:
+    if e.name != "orin_emu.gpu": raise
+    return fn   # no GPU room, no GPU threads
   def call(*args, **kwargs):
-    from orin_emu.gpu import on_gpu_thread
     if not on_gpu_thread(): return fn(*args, **kwargs)
     if not _host_thread: (t:=threading.Thread(target=_run_handed, name="orin-emu-host-finalizers", daemon=True)).start(); _host_thread.append(t)
     _handed.put((fn, args, kwargs))
