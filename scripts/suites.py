@@ -25,6 +25,12 @@ class Suite:
   upstream: bool = False   # a suite from the pinned base, filtered by known_failures.txt
   ci: bool = True          # False: run only when named (scripts/test NAME); see the comment at the suite
 
+# upstream's tests beyond test_ops on the emulated Orin: programs of every kind (custom kernels, uops, dtypes, transcendentals), memory
+# (setitem, assign, subbuffers, gc), JIT and graphs, randomness, nn layers. RUN_SLOW=1: test_nn's one class is marked slow upstream; its
+# tests the interpreter takes too long for are in known_failures.txt. ~5 min each run on 2 workers here.
+UPSTREAM_MORE = [f"test/test_{n}.py" for n in ("tiny", "custom_kernel", "arange", "randomness", "setitem", "assign", "symbolic_jit", "subbuffer",
+                                                "gc", "graph", "dtype_alu", "transcendental", "uops", "nn")]
+
 SUITES = [
   # suites that put the process on the emulated Orin run apart: an Orin that appears mid-process becomes tinygrad's default
   # device for every later test there (and NV=1 is exported to children)
@@ -39,6 +45,9 @@ SUITES = [
   Suite("upstream test_ops (NV_PTX, emulated Orin)", ["test/test_ops.py", "-n", WORKERS, *HANG], cwd=TREE, env={**EMU, "NV_PTX": "1"}, upstream=True),
   # whole, in one process: the seed's kernargs exhaustion only showed after ~27 tests in one process (~20 s)
   Suite("upstream test_jit (NV, emulated Orin)", ["test/test_jit.py", "-p", "no:xdist", *HANG], cwd=TREE, env=EMU, upstream=True),
+  Suite("upstream tests (NV, emulated Orin)", [*UPSTREAM_MORE, "-n", WORKERS, *HANG], cwd=TREE, env={**EMU, "RUN_SLOW": "1"}, upstream=True),
+  Suite("upstream tests (NV_PTX, emulated Orin)", [*UPSTREAM_MORE, "-n", WORKERS, *HANG], cwd=TREE, env={**EMU, "NV_PTX": "1", "RUN_SLOW": "1"},
+        upstream=True),
   # CI=1 is upstream's own switch for test_hcq: it skips the 4-6 GiB copies, minutes of work for the emulated copy engine (~15 s)
   Suite("upstream test_hcq (NV, emulated Orin)", ["test/device/test_hcq.py", *HANG], cwd=TREE, env={**EMU, "CI": "1"}, upstream=True),
 ]

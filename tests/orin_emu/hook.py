@@ -1,7 +1,7 @@
 # ORIN_EMU=1 (the switch, README.md): importing this module puts the process on the emulated Orin. tinygrad is not imported here: when
 # tinygrad.runtime.support.hcq is first imported, its FileIOInterface is replaced by the seam's, before any backend takes the name.
-import importlib.abc, importlib.util, os, sys
-HCQ = "tinygrad.runtime.support.hcq"
+import importlib.abc, importlib.util, os, queue, sys, threading, types
+HCQ, CC, NV, GRAPH = "tinygrad.runtime.support.hcq", "tinygrad.runtime.support.compiler_cuda", "tinygrad.runtime.ops_nv", "tinygrad.runtime.graph.hcq"
 # HCQ's signal wait keeps upstream's timeout (HCQDEV_WAIT_TIMEOUT_MS, 30 s): a run that needs longer for interpreted kernels asks for it
 # in its environment (scripts/suites.py, scripts/run), where it shows.
 # The emulated GPU is a thread that shares the GIL with a host spinning in HCQSignal.wait: each numpy op of the interpreter that drops
@@ -15,24 +15,67 @@ def _patch(mod):
     # backends imported before the switch took the real class by name (from ... import FileIOInterface): rebind it there too
     for m in list(sys.modules.values()):
       if getattr(m, "__name__", "").startswith("tinygrad.") and getattr(m, "FileIOInterface", None) is real: m.FileIOInterface = emu
+    mod.HCQAllocatorBase._free = _on_host(mod.HCQAllocatorBase._free)
+  _register_ptx()
+
+# The emulated GPU is threads of this process: a garbage collection that their allocations trigger runs the host's finalizers on them,
+# and a finalizer that waits for the GPU (freeing memory synchronizes, a graph waits for its last run) would wait for itself. On a
+# Jetson they run beside the GPU, so here a host thread takes such a call over from a GPU thread.
+_handed: queue.SimpleQueue = queue.SimpleQueue()
+_host_thread: list[threading.Thread] = []
+def _run_handed():
+  while True:
+    fn, args, kwargs = _handed.get()
+    try: fn(*args, **kwargs)
+    except Exception as e:
+      sys.unraisablehook(types.SimpleNamespace(exc_type=type(e), exc_value=e, exc_traceback=e.__traceback__, object=fn,
+                                               err_msg="Exception ignored in a finalizer the emulated GPU's thread handed over"))
+def _on_host(fn):
+  try: from orin_emu.gpu import on_gpu_thread
+  except ModuleNotFoundError as e:
+    if e.name != "orin_emu.gpu": raise
+    return fn   # no GPU room, no GPU threads
+  def call(*args, **kwargs):
+    if not on_gpu_thread(): return fn(*args, **kwargs)
+    if not _host_thread: (t:=threading.Thread(target=_run_handed, name="orin-emu-host-finalizers", daemon=True)).start(); _host_thread.append(t)
+    _handed.put((fn, args, kwargs))
+  return call
+
+def _register_ptx():
+  # the SM room maps program images back to PTX (Contract C); also in processes that compile without opening a device (BEAM workers)
   try: from orin_emu.ptx import registry
   except ModuleNotFoundError as e:
     if e.name not in ("orin_emu.ptx", "orin_emu.ptx.registry"): raise
   else: registry.install()   # the SM room maps program images back to PTX (the program interface)
 
+def _load_stored_programs(mod):
+  # a program compiled in another process (a BEAM worker) has its PTX in the registry's store: register it when it is loaded
+  from orin_emu.ptx import registry
+  def init(self, dev, name, lib, _init=mod.NVProgram.__init__):
+    registry.load(lib)
+    _init(self, dev, name, lib)
+  mod.NVProgram.__init__ = init
+
+def _graph_on_host(mod): mod.HCQGraph.__del__ = _on_host(mod.HCQGraph.__del__)
+
+HOOKS = {HCQ: _patch, CC: lambda mod: _register_ptx(), NV: _load_stored_programs, GRAPH: _graph_on_host}
+
 class _Loader(importlib.abc.Loader):
   def __init__(self, inner): self.inner = inner
   def create_module(self, spec): return self.inner.create_module(spec)
-  def exec_module(self, mod): self.inner.exec_module(mod); _patch(mod)
+  def exec_module(self, mod):
+    self.inner.exec_module(mod)
+    HOOKS[mod.__name__](mod)
 
 class _Finder(importlib.abc.MetaPathFinder):
   def find_spec(self, name, path, target=None):
-    if name != HCQ: return None
+    if name not in HOOKS: return None
     sys.meta_path.remove(self)
     try: spec = importlib.util.find_spec(name)
     finally: sys.meta_path.insert(0, self)
     if spec is not None and spec.loader is not None: spec.loader = _Loader(spec.loader)
     return spec
 
-if HCQ in sys.modules: _patch(sys.modules[HCQ])   # already imported (the switch flipped inside a running process)
-elif not any(isinstance(f, _Finder) for f in sys.meta_path): sys.meta_path.insert(0, _Finder())
+for name, hook in HOOKS.items():   # already imported (the switch flipped inside a running process)
+  if name in sys.modules: hook(sys.modules[name])
+if not all(m in sys.modules for m in HOOKS) and not any(isinstance(f, _Finder) for f in sys.meta_path): sys.meta_path.insert(0, _Finder())

@@ -34,15 +34,15 @@ def _call(fn):
 
 def _buffered_read(fd:int, size:int|None):
   # what open(fd, "rb").read(size) does on top of read(2): raw reads of 8 KiB until size is reached, EOF, or EAGAIN (None if nothing came)
-  out = b""
-  while size is None or len(out) < size:
+  out, n = [], 0
+  while size is None or n < size:
     try: chunk = kernel().read(fd, 8192)
     except KernelError as e:
-      if e.errno == errno.EAGAIN: return out or None
+      if e.errno == errno.EAGAIN: return b"".join(out) or None
       raise _oserror(e) from None
     if not chunk: break
-    out += chunk
-  return out if size is None else out[:size]
+    out.append(chunk); n += len(chunk)
+  return b"".join(out) if size is None else b"".join(out)[:size]
 
 def emulated(base:type) -> type:
   class EmuFileIOInterface(base):

@@ -136,6 +136,12 @@ def test_buffer_inside_shared_window_is_sm_exception_and_elsewhere_works():
     assert any(l.endswith("sm hww global 0x00000004 warp 0x00000010") for l in rig.log)
     assert rig.log[-4].endswith("Error reporting is not supported in this platform") and "sm machine check err" in rig.log[-3]
 
+def test_trap_logs_no_machine_check():
+  # a breakpoint-interrupt global ESR is not an error bit (no lock-down): nvgpu logs the state, not a machine check
+  from orin_emu.gpu import log
+  lines = log.sm_exception(SMException(0, pc=PROG, global_esr=0x10))
+  assert not any("machine check" in l for l in lines) and lines[-1].endswith("sm hww global 0x00000010 warp 0x00000000")
+
 def test_misaligned_vector_load_is_warp_error_0xf(rig):
   rig.mem.map(BUF, 0x1000)
   rig.launch(rig.qmd(0, 2, [BUF + 4]))

@@ -59,6 +59,33 @@ def test_unknown_program_names_its_address():
     launch(np.zeros(256, np.uint8), grid=(1, 1, 1), block=(1, 1, 1), cbuf0=bytes(0x200), shared_bytes=0, mem=DictMemory(),
            shared_window=SHARED_WINDOW, local_window=LOCAL_WINDOW, program_va=0x1234000)
 
+def test_kernel_without_parameters_runs():
+  # no EIATTR_PARAM_CBANK in .nv.info.kz: still an entry of the program (tinygrad's Tensor.custom_kernel of an empty sink)
+  for kind, src in [("ptx", ".version VERSION\n.target TARGET\n.address_size 64\n.visible .entry kz() { ret; }"),
+                    ("nv", 'extern "C" __global__ void kz() {}')]:
+    cubin = _cubin(kind, src)
+    ld = Loaded(mem:=DictMemory(), cubin, "kz")
+    launch(ld.image(), grid=(2, 1, 1), block=(32, 1, 1), cbuf0=nv_cbuf0(cubin, [], []), shared_bytes=0x400, mem=mem,
+           shared_window=SHARED_WINDOW, local_window=LOCAL_WINDOW, program_va=ld.prog_va)   # an empty kernel: found, and runs
+
+def test_program_compiled_in_another_process(tmp_path, monkeypatch):
+  # BEAM compiles candidates in worker processes that never open a device: their PTX reaches the process that loads the cubin
+  tests = str(pathlib.Path(__file__).resolve().parents[1])
+  src = 'extern "C" __global__ void kx(int* out) { out[threadIdx.x] = threadIdx.x * %d; }' % (os.getpid() * 7 + 3)   # new to this process
+  code = ("import sys\nfrom tinygrad.runtime.support.compiler_cuda import NVCompiler\n"
+          "sys.stdout.buffer.write(NVCompiler('sm_87').compile(sys.argv[1]))")
+  monkeypatch.setattr(registry, "STORE", tmp_path)
+  r = subprocess.run([sys.executable, "-c", code, src], capture_output=True, timeout=120, env={**os.environ, "ORIN_EMU": "1",
+                     "ORIN_EMU_PTX_DIR": str(tmp_path), "PYTHONPATH": os.pathsep.join([tests, *filter(None, [os.environ.get("PYTHONPATH")])])})
+  assert r.returncode == 0, r.stderr.decode()[-3000:]
+  ld, out = Loaded(mem:=DictMemory(), cubin:=r.stdout, "kx"), np.zeros(32, np.int32)
+  with pytest.raises(registry.UnknownProgram): registry.lookup(ld.image(), ld.prog_va)
+  registry.load(cubin)   # what NVProgram does under ORIN_EMU=1 before it loads a program
+  va, raw = mem.map(out.nbytes)
+  launch(ld.image(), grid=(1, 1, 1), block=(32, 1, 1), cbuf0=nv_cbuf0(cubin, [va], []), shared_bytes=0x400, mem=mem,
+         shared_window=SHARED_WINDOW, local_window=LOCAL_WINDOW, program_va=ld.prog_va)
+  np.testing.assert_equal(raw[:out.nbytes].view(np.int32), np.arange(32) * (os.getpid() * 7 + 3))
+
 def test_param_base_is_where_nvprogram_puts_kernargs():
   from tinygrad.runtime.ops_nv import NVProgram, nv_gpu
   from tinygrad.runtime.support.hcq import HCQBuffer
@@ -297,6 +324,12 @@ def test_buffer_inside_shared_window_is_invalid_address_space():
   body = ".reg .u64 %a; .reg .f32 %f;\nmov.u64 %a, " + str(SHARED_WINDOW + 0x200000) + ";\nld.global.f32 %f, [%a];"
   with pytest.raises(SMException) as e: run(body, mem=mem, shared_bytes=0x400)
   assert e.value.warp_esr == 0x10 and e.value.global_esr == 4 and e.value.va == SHARED_WINDOW + 0x200000
+
+def test_trap_is_an_sm_exception():
+  regs = ".reg .u32 %t; .reg .pred %p;\nmov.u32 %t, %tid.x;\n"
+  run(regs + "setp.gt.u32 %p, %t, 64;\n@%p trap;", block=(32, 1, 1))   # no thread takes the trap: nothing happens
+  with pytest.raises(SMException) as e: run(regs + "setp.eq.u32 %p, %t, 3;\n@%p trap;", block=(32, 1, 1))
+  assert e.value.global_esr == 0x10 and e.value.warp_esr == 0 and "trap" in str(e.value)
 
 def test_shared_access_out_of_range():
   with pytest.raises(SMException) as e: run(".reg .u32 %s; mov.u32 %s, 4096; st.shared.u32 [%s], 1;", shared_bytes=0x400)

@@ -1,6 +1,6 @@
 # Clear failures: a GPU fault raises naming the fault and the VA; errors name the ioctl and errno; failed allocations leak nothing.
 # A fault leaves the device in its error state for good, so faulting runs happen in a child process.
-import errno, gc, os, pytest
+import errno, gc, os, re, pytest
 from tinygrad.device import BufferSpec
 from tegra_kernel import emu_kernel, run_child
 
@@ -21,8 +21,97 @@ def test_mmu_fault_names_fault_and_va(dev):
   """)
   assert "RAISED:" in r.stdout, r.stdout + r.stderr
   report = r.stdout.split("RAISED:", 1)[1]
-  if "may not read" in report: pytest.skip("the fault VA is only in the kernel log, which this user may not read")
+  if "could not be read" in report: pytest.skip("the fault VA is only in the kernel log, which this user may not read")
   assert "MMU fault" in report and "0x10000000" in report, report
+
+FAULT = """
+    from tinygrad import Tensor, Device
+    from tinygrad.engine.realize import get_runner
+    from tinygrad.runtime.support.hcq import HCQBuffer
+    dev = Device["NV"]
+    live = [Tensor.ones(64, device="NV").contiguous().realize() for _ in range(5)]   # buffers and programs still alive at exit
+    a = Tensor([1., 2.], device="NV").realize()
+    runner = get_runner(dev.device, (a + 1).schedule()[-1].ast)
+    args = runner._prg.fill_kernargs((HCQBuffer(0x10000000, 8, owner=dev), a.uop.buffer._buf))   # the output VA is not mapped
+    dev.hw_compute_queue_t().wait(dev.timeline_signal, dev.timeline_value - 1).exec(runner._prg, args, runner.p.global_size, runner.p.local_size) \\
+                            .signal(dev.timeline_signal, dev.next_timeline()).submit(dev)
+"""
+
+@pytest.mark.kernel_errors_expected
+def test_after_a_fault_later_calls_name_it_and_exit_says_one_line(dev):
+  r = run_child(FAULT + """
+    for i in range(2):
+      try: print((a * 3).tolist())
+      except RuntimeError as e: print(f"RAISED {i}:", repr(str(e)))
+  """)
+  out = dict(l.split(": ", 1) for l in r.stdout.splitlines() if l.startswith("RAISED"))
+  assert set(out) == {"RAISED 0", "RAISED 1"}, r.stdout + r.stderr
+  assert "MMU fault" in out["RAISED 0"] and "Device fault detected" not in out["RAISED 0"], out
+  assert "NV faulted earlier in this process and must be reopened" in out["RAISED 1"] and "MMU fault" in out["RAISED 1"], out
+  assert len(r.stderr.strip().splitlines()) <= 1 and "Traceback" not in r.stderr, r.stderr   # exit: at most one line, no tracebacks
+
+@pytest.mark.kernel_errors_expected
+def test_uncaught_fault_is_one_exception(dev):
+  r = run_child(FAULT + """
+    print((a * 3).tolist())
+  """)
+  assert r.returncode != 0 and r.stderr.count("Traceback") == 1, r.stderr
+  assert "direct cause" not in r.stderr and "During handling" not in r.stderr and "Error: Device fault detected" not in r.stderr, r.stderr
+  tail = r.stderr[r.stderr.index("RuntimeError: "):].splitlines()
+  assert "MMU fault" in tail[0] and len([l for l in tail if not l.startswith("MMU fault")]) <= 2, r.stderr   # the report, one exit line
+
+MISALIGNED = """
+    from tinygrad import Tensor, Device
+    from tinygrad.engine.realize import get_runner
+    from tinygrad.runtime.support.hcq import HCQBuffer
+    dev = Device["NV"]
+    a = Tensor([1., 2., 3., 4.], device="NV").realize()
+    runner = get_runner(dev.device, (a + 1).schedule()[-1].ast)
+    buf = a.uop.buffer._buf
+    args = runner._prg.fill_kernargs((buf, HCQBuffer(buf.va_addr + 2, 16, owner=dev)))   # the input 2 bytes off: a misaligned load
+    dev.hw_compute_queue_t().wait(dev.timeline_signal, dev.timeline_value - 1).exec(runner._prg, args, runner.p.global_size, runner.p.local_size) \\
+                            .signal(dev.timeline_signal, dev.next_timeline()).submit(dev)
+"""
+def raised(r) -> str:
+  assert "RAISED:" in r.stdout, r.stdout + r.stderr
+  return r.stdout.split("RAISED:", 1)[1]
+CATCH = """
+    try: dev.synchronize()
+    except RuntimeError as e: print("RAISED:", e)
+"""
+
+# a board with TPCs fused off has fewer SMs than GPCs x TPCs per GPC x 2; the kernel refuses SM ids past the SMs present
+@pytest.mark.parametrize("env", [{}, {"ORIN_EMU_TPC_MASKS": "0x7"}], ids=["all TPCs", "a TPC fused off"])
+@pytest.mark.kernel_errors_expected
+def test_sm_exception_named_with_its_pc(dev, env):
+  report = raised(run_child(MISALIGNED + CATCH, **env))
+  assert "GR exception" in report and re.search(r"SM \d+: misaligned address at PC 0x[0-9a-f]+ \(warp ESR 0xf, global ESR", report), report
+
+@pytest.mark.kernel_errors_expected
+def test_trap_is_a_gr_exception(dev):
+  # PTX trap: the SM stops the kernel and interrupts the host (which ESR bits it sets is not in the r36.4 sources)
+  report = raised(run_child("""
+    from tinygrad import Device
+    dev = Device["NV"]
+    (prg:=dev.runtime("k", dev.compiler.compile('extern "C" __global__ void k() { asm volatile("trap;"); }')))()
+  """ + CATCH))
+  assert report.splitlines()[0].strip() == "GPU channel 511: GR exception" and re.search(r"SM \d+: .* at PC 0x", report), report
+
+@pytest.mark.parametrize("err", ["ENOENT", "EACCES"])
+@pytest.mark.kernel_errors_expected
+def test_fault_report_without_a_kernel_log(dev, err):
+  # a container without /dev/kmsg, a user outside adm: the notifier still says what broke, the report says what it could not read
+  if emu_kernel() is None: pytest.skip("needs the emulated kernel's fault injection")
+  r = run_child(FAULT + CATCH, ORIN_EMU_FAULTS=",".join([f"open:/dev/kmsg:{err}"] * 4))
+  report = raised(r)
+  assert report.splitlines()[0].strip() == "GPU channel 511: MMU fault" and "/dev/kmsg: " + os.strerror(getattr(errno, err)) in report, report
+
+@pytest.mark.kernel_errors_expected
+def test_fault_report_leaves_out_earlier_processes_faults(dev):
+  # channel ids are reused: the first process's MMU fault on channel 511 is in the log when the next one faults on its channel 511
+  assert "0x10000000" in raised(run_child(FAULT + CATCH))
+  report = raised(run_child(MISALIGNED + CATCH))
+  assert "misaligned address" in report and "MMU fault" not in report and "0x10000000" not in report, report
 
 def test_wait_timeout_without_fault_says_so(dev):
   # the GPU waits on a signal nobody sets: no fault, only the host's wait runs out (HCQDEV_WAIT_TIMEOUT_MS, 30 s by default)

@@ -42,3 +42,21 @@ def test_finalize_gives_back_everything():
   if isinstance(before, int): assert after <= before - 6   # a Jetson: two channels, the TSG, the AS, nvmap and ctrl closed
   else: assert before[:2] == (2, 1) and after == (0, 0, 0, before[3] - 6)   # every buffer freed, those six fds closed
   assert "AFTER NV device was finalized" in r.stdout and r.returncode == 0 and r.stderr == "", r.stdout[-2000:] + r.stderr[-3000:]
+
+def test_finalizer_run_on_the_emulated_gpu_thread_does_not_wait_for_itself():
+  # the emulated GPU is threads of the test process: a garbage collection there runs the host's finalizers, and freeing memory
+  # synchronizes, so a free in the middle of a launch waited for that very launch until the wait timed out and the device was dead
+  if "orin_emu.hook" not in sys.modules: import pytest; pytest.skip("the emulated GPU's threads only exist on the emulated Orin")
+  r = run_child("""
+    from tinygrad import Tensor, Device
+    from tinygrad.device import BufferSpec
+    from orin_emu.kernel import kernel
+    dev, spec = Device["NV"], BufferSpec(nolru=True)
+    pending, launch = [dev.allocator.alloc(0x1000, spec)], kernel().gpu.executor
+    def executor(*args, **kwargs):   # what a finalizer the GPU thread's garbage collection ran would do: free memory mid-launch
+      if pending: dev.allocator.free(pending.pop(), 0x1000, spec)
+      return launch(*args, **kwargs)
+    kernel().gpu._executor = executor
+    print((Tensor([1., 2.]) + 1).tolist())
+  """, HCQDEV_WAIT_TIMEOUT_MS="5000")
+  assert r.returncode == 0 and r.stdout.strip() == "[2.0, 3.0]", r.stdout + r.stderr[-2000:]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 HCQ_SDIST, HCQ_SHA256 = "tinygrad-0.11.0.tar.gz", "d9d468a55906cc49a1b4df5b69be78a58ab4d15714b7f238f2b0876d2bc09bc1"
+STANDIN_HEADER = "# Stand-in for upstream's"   # how each stand-in file begins
 STANDINS = {"test/__init__.py": None, "test/helpers.py": "helpers.py", "extra/__init__.py": None, "extra/models/__init__.py": None,
             "extra/models/unet.py": "unet.py"}
 
@@ -27,12 +28,14 @@ def fetch_hcq_sdist(cache:Path) -> Path:
   return f
 
 def prepare(tree:Path, cache:Path) -> list[str]:
-  """Write what the sdist tree lacks (never over upstream's own files); returns the paths written, for the log."""
+  """Write what the sdist tree lacks (never over upstream's own files; a stand-in written earlier is brought up to date); returns the
+  paths written, for the log."""
   written = []
   for rel, standin in STANDINS.items():
-    if not (dst:=tree/rel).exists():
+    text = (HERE/"standins"/standin).read_text() if standin else ""
+    if not (dst:=tree/rel).exists() or (standin and dst.read_text().startswith(STANDIN_HEADER) and dst.read_text() != text):
       dst.parent.mkdir(parents=True, exist_ok=True)
-      dst.write_text((HERE/"standins"/standin).read_text() if standin else "")
+      dst.write_text(text)
       written.append(rel)
   if not (hcq:=tree/"test"/"device"/"test_hcq.py").exists():
     with tarfile.open(fetch_hcq_sdist(cache)) as tf: orig = tf.extractfile("tinygrad-0.11.0/test/test_hcq.py").read().decode()
@@ -41,5 +44,6 @@ def prepare(tree:Path, cache:Path) -> list[str]:
     print("".join(difflib.unified_diff(orig.splitlines(True), new.splitlines(True), "0.11.0/test/test_hcq.py", "test/device/test_hcq.py")))
     written.append("test/device/test_hcq.py")
   if written and (tree/".git").is_dir():   # keep `git status` of the patch tree clean: these are test scaffolding, not patch work
-    with open(tree/".git"/"info"/"exclude", "a") as f: f.writelines(f"/{w}\n" for w in written)
+    excluded = (ex:=tree/".git"/"info"/"exclude").read_text().splitlines() if ex.exists() else []
+    with open(ex, "a") as f: f.writelines(f"/{w}\n" for w in written if f"/{w}" not in excluded)
   return written

@@ -25,9 +25,15 @@ def test_prepare_fills_only_what_is_missing(tmp_path):
   assert {"extra/models/unet.py", "test/device/test_hcq.py"} <= set(written)
   assert "virt_val.expr" in (tree/"test"/"device"/"test_hcq.py").read_text()
 
+def test_prepare_brings_an_older_standin_up_to_date(tmp_path):
+  harness.prepare(tree:=tmp_path/"tree", ROOT/"build"/"dl")
+  (helpers:=tree/"test"/"helpers.py").write_text(harness.STANDIN_HEADER + " test/helpers.py, an older one\n")
+  assert "test/helpers.py" in harness.prepare(tree, ROOT/"build"/"dl") and "def get_uops" in helpers.read_text()
+  assert "test/helpers.py" not in harness.prepare(tree, ROOT/"build"/"dl")
+
 def test_standins_import_and_resblock_runs(tmp_path):
   harness.prepare(tree:=tmp_path/"tree", ROOT/"build"/"dl")
-  code = ("from test.helpers import assert_jit_cache_len, not_support_multi_device, REAL_DEV, needs_second_gpu, slow\n"
+  code = ("from test.helpers import assert_jit_cache_len, not_support_multi_device, REAL_DEV, needs_second_gpu, slow, get_uops\n"
           "from extra.models.unet import ResBlock\nfrom tinygrad import Tensor\n"
           "print(ResBlock(16, 24, 16)(Tensor.ones(4, 16, 8, 8), Tensor.ones(1, 24)).shape)")
   r = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True, env={"CPU": "1", "PATH": "/usr/bin:/bin"})

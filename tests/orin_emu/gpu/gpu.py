@@ -15,6 +15,10 @@ from orin_emu.gpu.channel import Channel, GP_PUT
 from orin_emu.gpu.compute import SkedException
 
 DOORBELL, NO_TOKEN = 0x90, 0xffffffff
+_thread = threading.local()
+def on_gpu_thread() -> bool:
+  """the caller runs on one of the emulated GPU's threads (Python code of the host can land here: a garbage collection runs finalizers)"""
+  return getattr(_thread, "gpu", False)
 NOTIFIER = {"mmu": 31, "gr": 13, "pbdma": 32}   # error notifier info32 codes (nvgpu.h NVGPU_CHANNEL_*_ERROR*, uapi)
 CLIENT_ID = {("gr", "gpc"): "t1_0", ("gr", "hub"): "fe", ("ce", "hub"): "ce0"}   # unconfirmed client names, gv11b style
 
@@ -47,7 +51,8 @@ class Ga10bGPU:
     ch = Channel(self, chid, token, mem, gpfifo, gpfifo_entries, userd, on_error)
     with self._lock: self.channels[chid] = ch
     if not self.deterministic and not self._threads:
-      self._threads = [threading.Thread(target=fn, name=f"ga10b-{fn.__name__[1:]}", daemon=True) for fn in (self._frontend, self._engines)]
+      self._threads = [threading.Thread(target=self._gpu_thread, args=(fn,), name=f"ga10b-{fn.__name__[1:]}", daemon=True)
+                       for fn in (self._frontend, self._engines)]
       for t in self._threads: t.start()
     return ch
 
@@ -108,6 +113,11 @@ class Ga10bGPU:
       if ch.token == token or int(ch.userd32[GP_PUT // 4]) != ch.put_seen: ch.doorbell()
     self._wake.set()
     return True
+
+  @staticmethod
+  def _gpu_thread(fn):
+    _thread.gpu = True
+    fn()
 
   def _frontend(self):
     idle_polls = 0

@@ -15,9 +15,13 @@ def mmu_fault(f, chid:int, engine:str, client_id:str) -> list[str]:
     nvgpu("gv11b_mm_mmu_fault_dump_info", 318, "ERR", f"[MMU FAULT] protected mode: 0, client type: {f.client}, client id: {client_id}, "
           f"gpc id if client type is gpc: 0, ")]
 
+NO_LOCK_DOWN_GLOBAL_ESR = 0x70   # breakpoint int/pause, single step: not errors (gm20b_gr_intr_get_sm_no_lock_down_hww_global_esr_mask)
+
 def sm_exception(f, sm_id:int=0) -> list[str]:
+  # the machine check line only for a global ESR bit outside that mask (nvgpu_gr_intr_handle_sm_exception, is_global_esr_error)
   return [report_hook(),
-    nvgpu("gv11b_gr_intr_handle_sm_exception", 1010, "ERR", "sm machine check err. gpc_id(0), tpc_id(0), offset(0)"),
+    *([nvgpu("gv11b_gr_intr_handle_sm_exception", 1010, "ERR", "sm machine check err. gpc_id(0), tpc_id(0), offset(0)")]
+      if f.global_esr & ~NO_LOCK_DOWN_GLOBAL_ESR else []),
     nvgpu("gr_intr_handle_sm_exception", 315, "ERR", f"sm err state gpc_id(0), tpc_id(0), offset(0), sm_id({sm_id}), "
           f"hww_global_esr {f.global_esr},hww_warp_esr {f.warp_esr}, hww_warp_esr_pc 0x{f.pc:x}"),
     nvgpu("gv11b_gr_intr_handle_sm_exception", 1048, "ERR", f"sm hww global 0x{f.global_esr:08x} warp 0x{f.warp_esr:08x}")]

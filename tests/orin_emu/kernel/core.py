@@ -73,6 +73,10 @@ def env_characteristics() -> dict:
   """ORIN_EMU_CHARACTERISTICS='num_gpc=2,num_tpc_per_gpc=4': other GET_CHARACTERISTICS values for a subprocess's Orin."""
   return {n: int(v, 0) for n, v in (item.split("=") for item in filter(None, os.environ.get("ORIN_EMU_CHARACTERISTICS", "").split(",")))}
 
+def env_tpc_masks() -> list[int]|None:
+  """ORIN_EMU_TPC_MASKS='0x7' (one mask per physical GPC, comma separated): a floorswept board whose GPCs have only these TPCs."""
+  return [int(m, 0) for m in v.split(",")] if (v:=os.environ.get("ORIN_EMU_TPC_MASKS")) else None
+
 class Kernel:
   def __init__(self, dram_size:int=64 << 30, tpc_masks:list[int]|None=None, **characteristics):
     self.lock = threading.RLock()

@@ -35,6 +35,7 @@ class EmuAllocator(LRUAllocator['EmuDevice']):
 
 class EmuProgram:
   def __init__(self, dev:'EmuDevice', name:str, lib:bytes):
+    registry.load(lib)   # compiled in another process (a BEAM worker): its PTX is in the registry's store
     self.dev, self.name, self.lib, self.loaded, self.prefix = dev, name, lib, Loaded(dev.mem, lib, name), cbuf0_prefix(lib)
   def __call__(self, *bufs, global_size=(1, 1, 1), local_size=(1, 1, 1), vals=(), wait=False):
     st = time.perf_counter()

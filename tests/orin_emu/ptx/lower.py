@@ -1,6 +1,7 @@
 # Lowering: each PTX instruction becomes a closure f(st, s) over numpy arrays; s selects the threads (slice or index array).
 # Semantics follow the PTX ISA: registers hold raw bits, instructions reinterpret them by their type.
 import re, numpy as np
+from orin_emu.faults import SMException
 from orin_emu.ptx.parse import TYPE_SIZE, Instr, PTXError
 
 UINT = {1:np.uint8, 2:np.uint16, 4:np.uint32, 8:np.uint64}
@@ -249,6 +250,7 @@ def lower(ins:Instr, fn_name:str):
   a = ins.args
   if base == 'bra': return ('bra', a[0][1])
   if base in ('ret', 'exit'): return ('ret', None)
+  if base == 'trap': return ('op', _trap)
   if base in ('bar', 'barrier'):
     if 'arrive' in mods or 'red' in mods: raise Unsupported(ins.op)
     return ('bar', None)
@@ -257,6 +259,12 @@ def lower(ins:Instr, fn_name:str):
   f = _LOWER.get(base)
   if f is None: raise Unsupported(f"instruction {ins.op}")
   return ('op', f(ins, mods, types, a))
+
+def _trap(st, s):
+  # BPT.TRAP stops the warp and interrupts the host: an SM exception, recovered like any other. Unconfirmed: the ESR bits it sets
+  # without a trap handler (CUDA's driver installs one, nvgpu does not); modelled as the breakpoint interrupt, global ESR 0x10
+  # (hw_gr_ga10b.h gr_gpc0_tpc0_sm0_hww_global_esr_bpt_int_pending_f), warp ESR 0
+  if nsel(st, s): raise SMException(0, 0, st.program_va, global_esr=0x10, detail=f"{st.entry}: trap")
 
 _LOWER = {}
 def fam(*names):

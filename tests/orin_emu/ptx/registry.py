@@ -1,11 +1,17 @@
 # Compile-side registry: remembers the PTX behind every program image tinygrad builds, keyed by what the GPU sees.
 # NVProgram uploads elf_loader(cubin, force_section_align=128) and points the QMD at the entry's .text section (with
-# relocations applied, so relocated fields are masked out of the key).
-import struct, hashlib
+# relocations applied, so relocated fields are masked out of the key: 8 bytes at the offset, the whole 16-byte instruction for a
+# CALL.ABS target, R_CUDA_ABS47_34).
+# Programs also run in processes other than the one that compiled them (BEAM compiles its candidates in worker processes and times
+# them in the parent), so every registration is stored on disk too, in a directory all processes share (ORIN_EMU_PTX_DIR, inherited
+# by children), one file per cubin named by its hash: a process that loads a cubin it did not compile registers it from there (load()).
+import os, re, struct, hashlib, tempfile, zlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from orin_emu.faults import GpuFault
 
 HEAD = 64   # bytes of .text used as the first-level key
+STORE = Path(os.environ.setdefault("ORIN_EMU_PTX_DIR", str(Path(tempfile.gettempdir()) / f"orin-emu-ptx-{os.getuid()}")))
 
 @dataclass
 class UnknownProgram(GpuFault):
@@ -17,9 +23,9 @@ class Entry:
   name: str
   ptx: str
   text: bytes                 # .text bytes, relocated fields zeroed
-  relocs: list[int]           # offsets in .text of 8-byte fields the loader patches
+  relocs: list[tuple[int, int]]   # (offset in .text, bytes) of the fields the loader patches
   text_off: int               # image offset of .text: image base = program_va - text_off
-  param_base: int             # constant bank 0 offset of the kernel parameters (EIATTR_PARAM_CBANK)
+  param_base: int             # constant bank 0 offset of the kernel parameters (EIATTR_PARAM_CBANK; cbuf0's end for a kernel without)
   globals: dict[str, int] = field(default_factory=dict)   # module .global symbol -> image offset
 
 _by_head: dict[bytes, list[Entry]] = {}
@@ -33,7 +39,7 @@ def _info_attrs(content:bytes):
     yield attr, content[off+4:off+4+sz] if fmt == 0x4 else sz.to_bytes(2, 'little')
     off += 4 + (sz if fmt == 0x4 else 0)
 
-def register(cubin:bytes, ptx:bytes|str) -> list[Entry]:
+def register(cubin:bytes, ptx:bytes|str, store:bool=True) -> list[Entry]:
   from tinygrad.runtime.support.elf import elf_loader
   if (key:=hashlib.sha256(cubin).digest()) in _seen: return []
   _seen.add(key)
@@ -51,20 +57,30 @@ def register(cubin:bytes, ptx:bytes|str) -> list[Entry]:
     if not sh.name.startswith('.text.'): continue
     name, a, n = sh.name[6:], sh.header.sh_addr, sh.header.sh_size
     info = next((s for s in sections if s.name == f'.nv.info.{name}'), None)
+    if not re.search(rf"\.entry\s+{re.escape(name)}\b", ptx): continue   # not a kernel entry (e.g. ptxas' __cuda_sm20_div_s64 helper)
     pbase = next((struct.unpack_from("<IH", d)[1] for attr, d in _info_attrs(info.content) if attr == 0xa), None) if info else None
-    if pbase is None: continue   # not a kernel entry (e.g. ptxas' __cuda_sm20_div_s64 helper)
-    rel = sorted(o - a for o, _, _, _ in relocs if a <= o < a + n)
+    if pbase is None: pbase = next(s.header.sh_size for s in sections if s.name == f'.nv.constant0.{name}')   # no parameters (no EIATTR_PARAM_CBANK)
+    rel = sorted((o - a, 16 if typ == 0x3a else 8) for o, _, typ, _ in relocs if a <= o < a + n)
     text = bytearray(sh.content)
-    for o in rel: text[o:o+8] = bytes(len(text[o:o+8]))
+    for o, w in rel: text[o:o+w] = bytes(len(text[o:o+w]))
     e = Entry(name, ptx, bytes(text), rel, a, pbase, glob)
-    (_odd if any(o < HEAD for o in rel) else _by_head.setdefault(e.text[:HEAD], [])).append(e)
+    (_odd if any(o < HEAD for o, _ in rel) else _by_head.setdefault(e.text[:HEAD], [])).append(e)
     out.append(e)
+  if store and not (f:=STORE / key.hex()).exists():
+    STORE.mkdir(parents=True, exist_ok=True)
+    (tmp:=STORE / f".{f.name}.{os.getpid()}").write_bytes(zlib.compress(ptx.encode()))
+    os.replace(tmp, f)
   return out
+
+def load(cubin:bytes):
+  """A program is about to be loaded: if another process compiled it, register its PTX from the store."""
+  if (key:=hashlib.sha256(cubin).digest()) not in _seen and (f:=STORE / key.hex()).exists():
+    register(cubin, zlib.decompress(f.read_bytes()).decode(), store=False)
 
 def _matches(e:Entry, prog:memoryview) -> bool:
   if len(prog) < len(e.text): return False
   t = bytearray(prog[:len(e.text)]) if e.relocs else bytes(prog[:len(e.text)])
-  for o in e.relocs: t[o:o+8] = bytes(len(t[o:o+8]))
+  for o, w in e.relocs: t[o:o+w] = bytes(len(t[o:o+w]))
   return t == e.text
 
 _by_va: dict[int, Entry] = {}   # last entry seen at each program address: one compare instead of a search on relaunch
@@ -83,6 +99,7 @@ def install():
   """Wrap tinygrad's NV compilers so every cubin they hand out (fresh or from the disk cache) has its PTX registered."""
   global _installed
   if _installed: return
+  _installed = True   # before the import: importing compiler_cuda under the hook calls install() again
   from tinygrad.runtime.support import compiler_cuda as cc
   from tinygrad.runtime.autogen import nvrtc
   def nv_compile(self, src:str) -> bytes:
@@ -109,4 +126,3 @@ def install():
     return lib
   cc.NVPTXCompiler.compile = nvptx_compile
   cc.NVPTXCompiler.compile_cached = cached(cc.NVPTXCompiler.compile_cached, cc.PTXCompiler.compile)
-  _installed = True

@@ -47,10 +47,13 @@ class Loaded:
     image, sections, relocs = elf_loader(cubin, force_section_align=128)
     image = bytearray(image)
     self.va, buf = mem.map(len(image) + 0x1000)
-    for off, sym_off, typ, _ in relocs:
-      if typ == 2: image[off:off+8] = struct.pack('<Q', self.va + sym_off)
-      elif typ == 0x38: image[off+4:off+8] = struct.pack('<I', (self.va + sym_off) & 0xffffffff)
-      elif typ == 0x39: image[off+4:off+8] = struct.pack('<I', (self.va + sym_off) >> 32)
+    for off, sym_off, typ, addend in relocs:
+      addr = self.va + sym_off + addend
+      if typ == 2: image[off:off+8] = struct.pack('<Q', addr)
+      elif typ == 0x38: image[off+4:off+8] = struct.pack('<I', addr & 0xffffffff)
+      elif typ == 0x39: image[off+4:off+8] = struct.pack('<I', addr >> 32)
+      elif typ == 0x3a:   # R_CUDA_ABS47_34: bits 34..80 hold the target in 4-byte units
+        image[off:off+16] = (int.from_bytes(image[off:off+16], 'little') & ~(((1 << 47) - 1) << 34) | (addr >> 2) << 34).to_bytes(16, 'little')
       else: raise RuntimeError(f"unknown reloc {typ}")
     buf[:len(image)] = np.frombuffer(bytes(image), np.uint8)
     text = next(sh for sh in sections if sh.name == f".text.{name}")

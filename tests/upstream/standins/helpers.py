@@ -1,9 +1,14 @@
-# Stand-in for upstream's test/helpers.py, which the PyPI sdist does not ship: the names test_jit and test_hcq import, written
-# for tinygrad-orin from what those tests expect of them. An initialised tinygrad/ submodule brings the real file instead.
+# Stand-in for upstream's test/helpers.py, which the PyPI sdist does not ship: the names the upstream tests we run import (test_jit,
+# test_hcq, test_randomness, test_symbolic_jit, test_subbuffer, test_graph, test_uops, test_nn), written for tinygrad-orin from what
+# those tests expect of them. An initialised tinygrad/ submodule brings the real file instead.
 import unittest
 from tinygrad import Device
 from tinygrad.helpers import getenv
 from tinygrad.engine.jit import GraphRunner
+from tinygrad.renderer import Renderer
+from tinygrad.uop.ops import UOp, KernelInfo
+from tinygrad.codegen import full_rewrite_to_sink, line_rewrite, pm_linearize_cleanups
+from tinygrad.codegen.late.linearizer import linearize
 
 REAL_DEV = Device.DEFAULT
 
@@ -25,3 +30,8 @@ def _has_second_device() -> bool:
 def needs_second_gpu(fn): return unittest.skipUnless(_has_second_device(), f"needs a second {Device.DEFAULT} device")(fn)
 
 slow = unittest.skipUnless(getenv("RUN_SLOW"), "slow test: set RUN_SLOW=1")
+
+def get_uops(sink:UOp, ren:Renderer|None=None) -> list[UOp]:
+  """The kernel's uops as get_program linearizes them for ren (the bare Renderer when None), without rendering: what test_uops checks."""
+  sink = sink if sink.arg is not None else sink.replace(arg=KernelInfo())
+  return line_rewrite(linearize(full_rewrite_to_sink(sink, ren or Renderer(), optimize=sink.tag is None)), pm_linearize_cleanups)
