@@ -5,7 +5,7 @@ the matvec, the way the series lays them out now (apps/llm QuantLinear) and the 
 
   python3 scripts/qmatvec_bench.py --dev CUDA --mv 4,64,1 --mv 4,32,1 --lanes 8,16 --out qmv.json
 
---lanes sets apps.llm.QUANT_LANES (patch 0031: lanes a block, 32/lanes consecutive weights a lane) for the q6_k form; a tree without 0031
+--lanes sets apps.llm.QUANT_LANES (patch 0033: lanes a block, 32/lanes consecutive weights a lane) for the q6_k form; a tree without 0033
 has no QUANT_LANES and runs its own layout (32 lanes, one weight each).
 
 Each kernel runs over enough copies of its weights (>= 256 MB together) that they come from DRAM, not L2, as they do in
@@ -24,7 +24,7 @@ def main():
   ap.add_argument("--ref-mv", default="4,64,1", help="MV for the fp16 and flat Q6_K reference kernels")
   ap.add_argument("--shapes", default=",".join(SHAPES), help="comma list of: " + " ".join(SHAPES))
   ap.add_argument("--forms", default="q6_k,q6_k flat,fp16", help="comma list of: q6_k (QuantLinear of this tree), q6_k flat, fp16")
-  ap.add_argument("--lanes", default="", help="comma list of QUANT_LANES for the q6_k form (trees with patch 0031)")
+  ap.add_argument("--lanes", default="", help="comma list of QUANT_LANES for the q6_k form (trees with patch 0033)")
   ap.add_argument("--reps", type=int, default=40)
   ap.add_argument("--out", default="qmatvec.json")
   args = ap.parse_args()
@@ -44,7 +44,7 @@ def main():
     lins = []
     for _ in range(max(1, math.ceil(256e6 / w16.nbytes()))):  # copies of the weights, together past any L2
       lin = QuantLinear(in_f, out_f, 14)
-      # QuantLinear's words (uint16 since patch 0033, uint8 before), the bytes for the flat form
+      # QuantLinear's words (uint16 since patch 0035, uint8 before), the bytes for the flat form
       lin.blocks, lin.w16 = (raw + 0).bitcast(lin.blocks.dtype).realize(), (w16 + 0).realize()
       lin.raw = lin.blocks if lin.blocks.dtype == dtypes.uint8 else (raw + 0).realize()
       lins.append(lin)
@@ -60,7 +60,7 @@ def main():
         lanes = getattr(llm, "QUANT_LANES", 32) if form == "q6_k" else None
         helpers.getenv.cache_clear(); realize.method_cache.clear()
         st = time.perf_counter()
-        # the matvec is the last kernel; before it, a kernel may make x's buffer (float32 since patch 0036): run those once, untimed
+        # the matvec is the last kernel; before it, a kernel may make x's buffer (float32 since patch 0038): run those once, untimed
         scheds = [f(lin, x).schedule() for lin in lins]
         for si in [si for sched in scheds for si in sched[:-1]]: si.lower().run()
         eis = [sched[-1].lower() for sched in scheds]

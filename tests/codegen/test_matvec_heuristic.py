@@ -48,7 +48,7 @@ def test_fp16_matvec_opts_do_not_depend_on_the_sm_count(sms):
 # opts recorded from unpatched tinygrad 0.12.0: none of these is a matvec
 def opts(*o:tuple[OptOps, int, int]) -> tuple[Opt, ...]: return tuple(Opt(op, axis, arg) for op,axis,arg in o)
 GROUPTOP = opts((OptOps.GROUPTOP, 0, 16))
-GROUPTOP_256 = opts((OptOps.GROUPTOP, 0, 256))  # a reduce to one value gets 256 threads, not 16 (patch 0028)
+GROUPTOP_256 = opts((OptOps.GROUPTOP, 0, 256))  # a reduce to one value gets 256 threads, not 16 (patch 0030)
 NOT_MATVECS = {
   "fp16 row sum": (lambda: empty(64, 2048).float().sum(axis=1), GROUPTOP),
   "fp16 dot": (lambda: (empty(2048) * empty(2048)).sum(dtype=dtypes.float), GROUPTOP_256),

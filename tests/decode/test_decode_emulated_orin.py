@@ -1,4 +1,4 @@
-# The decode kernels of patches 0025-0032 (lane-first quantized matvecs with GROUP QUANT_LANES over shared memory, attention over 16-rounded
+# The decode kernels of patches 0027-0034 (lane-first quantized matvecs with GROUP QUANT_LANES over shared memory, attention over 16-rounded
 # positions) run on the emulated Orin (EMU: the PTX interpreter room, launched like NV) with the logits the CPU gives.
 import json, os, pathlib, subprocess, sys
 import numpy as np

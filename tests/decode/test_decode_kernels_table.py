@@ -14,5 +14,5 @@ def test_table_of_a_tiny_decode_step(tmp_path):
   exps = sorted(r["tr"].get("EXP2", 0) for r in t["rows"] if r["what"] == "scaled_dot_product_attention")
   # the softmax sum takes an exp per (head, position), the weighted sum of v one per (head, output dim, position)
   assert exps == [0, 4 * 16, 4 * 64 * 16]
-  # the KV write stores k and v of 2 kv heads of 64 in fp16, the model's dtype (float32, 1024 B, before patch 0033)
+  # the KV write stores k and v of 2 kv heads of 64 in fp16, the model's dtype (float32, 1024 B, before patch 0039)
   assert [(r["launches"], r["written"]) for r in t["rows"] if "stack" in r["what"]] == [(2, 2 * 2 * 64 * 2)]

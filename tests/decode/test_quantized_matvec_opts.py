@@ -94,8 +94,8 @@ def test_quantized_matvec_spreads_block_lanes_over_threads(shape, ggml_type, thr
 
 # the dequantization inside the matvec makes floats of bytes without int to float conversions (I2F issues at 1/8 the FMA rate on sm_86/87,
 # and there were two per weight), and its loop stays within the instruction count per weight measured for the patches (scripts/qmatvec_count.py:
-# 0031-0032 PTX lines a weight 14.1 and 13.4 (NVRTC), 21.6 and 23.5 (tinygrad's PTX) for Q4_K and Q6_K; 0033-0036 11.1, 10.2, 12.7, 15.3; a weight's
-# byte one prmt, 0049-0050: 10.0, 9.1, 11.4, 14.0)
+# 0033-0034 PTX lines a weight 14.1 and 13.4 (NVRTC), 21.6 and 23.5 (tinygrad's PTX) for Q4_K and Q6_K; 0035-0038 11.1, 10.2, 12.7, 15.3; a weight's
+# byte one prmt, 0047-0048: 10.0, 9.1, 11.4, 14.0)
 PTX_LOOP_PER_WEIGHT = {("cuda_c", 12): 10.5, ("cuda_c", 14): 9.5, ("ptx", 12): 12, ("ptx", 14): 14.5}
 INT_TO_FLOAT = re.compile(r"\bcvt(\.rn)?\.f(16|32)\.[su](8|16|32|64)\b")
 @pytest.mark.parametrize("backend", RENDERERS.keys())

@@ -1,5 +1,5 @@
 # A prompt (T > 1) over quantized weights runs the float matmul on the dequantized blocks, and GPUs keep Q4_K/Q6_K weights quantized by
-# default (patches 0046-0048). CPU only: kernels are captured as they run.
+# default (patches 0044-0046). CPU only: kernels are captured as they run.
 import numpy as np
 from tinygrad import Tensor, Device, dtypes, getenv
 from tinygrad.apps.llm import Transformer, QuantLinear

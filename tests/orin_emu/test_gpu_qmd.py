@@ -61,7 +61,7 @@ class Rig:
     self.mem.view(cb + 0x800, 0x100)[:] = np.frombuffer(bytes(q.mv), np.uint8)
     return cb + 0x800
   def launch(self, qmd_va):
-    """NVComputeQueue.exec's SEND_PCAS_A + SEND_SIGNALING_PCAS2_B(PREFETCH_SCHEDULE), then a pushbuffer signal as on Tegra (patch 0008)"""
+    """NVComputeQueue.exec's SEND_PCAS_A + SEND_SIGNALING_PCAS2_B(PREFETCH_SCHEDULE), then a pushbuffer signal as on Tegra (patch 0017)"""
     return self.s.submit(PB().inc(1, nv.NVC6C0_SEND_PCAS_A, qmd_va >> 8).inc(1, nv.NVC6C0_SEND_SIGNALING_PCAS2_B, 9).release(SEM, 0xdead)
                          .inc(0, nv.NVC56F_NON_STALL_INTERRUPT, 0))
   def u(self, va, n=1, dt=np.uint32): return self.mem.view(va, n, dt).copy()
@@ -164,7 +164,7 @@ def test_unmapped_qmd_is_mmu_fault(rig):
   assert "client type: hub, client id: fe" in [l for l in rig.log if "[MMU FAULT]" in l][1]
 
 def test_local_memory_must_stay_mapped(rig):
-  """shader local memory freed while kernels still use it (OBSERVED.md; patch 0010) faults on the next launch that needs it"""
+  """shader local memory freed while kernels still use it (OBSERVED.md; patch 0009) faults on the next launch that needs it"""
   rig.mem.map(BUF, 0x1000), rig.mem.map(0x70_0000_0000, 4 * 0x8000)
   rig.s.submit(PB().inc(1, nv.NVC6C0_SET_SHADER_LOCAL_MEMORY_A, 0x70, 0).inc(1, nv.NVC6C0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A, 0, 0x8000, 0xff))
   rig.launch(rig.qmd(0, 0, [BUF, 1], shader_local_memory_high_size=0x240))

@@ -23,21 +23,22 @@ undo() {
   while [ "$1" != -- ]; do sed -i "$1" $f; shift; done; shift
   git diff --quiet || { run_tests "$subj (undone in place)" "$@"; return; }; echo "CANNOT UNDO: $subj"
 }
-check "reserve the shader memory windows" tests/tegra/test_va_windows.py
-# 0006 itself cannot go: its address-space end goes back to the seed's, whose kernel range crosses 2^40
+# TegraIface's own fixes are part of the patch that adds it: each is undone in place
+undo "reserve the shader memory windows" '/for window in self.mem_windows:/,+2d' -- tests/tegra/test_va_windows.py
 undo "an address space ending 4 GiB below 2^40" 's/va_range_end=0xff00000000/va_range_end=0xffffe00000/' -- tests/tegra/test_address_space.py
+undo "align Tegra allocations" 's/(2 << 20) if size >= (8 << 20) else mmap.PAGESIZE/mmap.PAGESIZE/' -- tests/tegra/test_alloc.py -k aligned
+undo "tag nvmap allocations" 's/flags=(self.nvmap_tag << 16) | flags,/flags=flags,/' -- tests/tegra/test_alloc.py -k tagged
+undo "name the group of the GPU nodes" 's/raise PermissionError(e.errno, f".*") from e/raise/' -- tests/tegra/test_faults.py -k permission
+undo "free channel rings and USERDs after setup" '/free.callback(self._nvmap_free, bufs\[-1\]\[0\])/d' -- tests/tegra/test_teardown.py -k hold_no
+undo "device_fini gives back everything" '/^  def device_fini(self):$/a\    return' -- tests/tegra/test_teardown.py -k finalize
 check "release signals from the pushbuffer" tests/tegra/test_qmd_race.py
-# a later patch sizes the buffer cache by the unified_memory attribute 0009 gave TegraIface: the attribute stays, its value goes
+# a later patch sizes the buffer cache by the unified_memory attribute the copies gave every interface: the attribute stays, its value goes
 undo "copy host data directly" 's/^  unified_memory = True # every buffer/  unified_memory = False # every buffer/' -- tests/tegra/test_copies.py
 check "synchronize before reallocating shader" tests/tegra/test_local_memory.py
-check "align Tegra allocations" tests/tegra/test_alloc.py -k aligned
-check "tag nvmap allocations" tests/tegra/test_alloc.py -k tagged
-# 0023/0024 rewrote the notifier lines 0013 added: on_device_hang goes back to upstream's RM report, _open to a bare error
-undo "report Tegra GPU faults" "/if hasattr(self.iface, 'fault_report'):/,+1d" 's/raise PermissionError(e.errno, f".*") from e/raise/' -- \
-  tests/tegra/test_faults.py -k "mmu_fault or permission"
+# later patches add attributes beside the fault report's: the report goes (RM's instead), waits stop looking at the notifiers
+undo "report GPU faults through the interface" 's/return any(n.info32 for _, n in self.channels)/return False/' \
+  '/# The error notifier says what broke/i\    return NVKIface.on_device_hang(self)' -- tests/tegra/test_faults.py -k mmu_fault
+undo "an error notifier of a page on Tegra" 's/^  error_notifier_size = 0x1000 #/  error_notifier_size = 48 << 20 #/' -- tests/tegra/test_teardown.py -k notifiers
 check "reserve the PCI VA range" tests/tegra/test_iface.py -k probing
 check "wait for queued kernels before the kernargs" tests/tegra/test_kernargs.py
 check "keep CPU copies out of HCQ graphs" tests/tegra/test_jit_cpu_copy.py
-check "no RM error notifiers on Tegra" tests/tegra/test_teardown.py -k notifiers
-# a later patch makes TegraIface.device_fini give back everything it holds: device_fini goes (returns at once)
-undo "free Tegra channel rings" '/^  def device_fini(self):$/a\    return' -- tests/tegra/test_teardown.py -k "hold_no or finalize"

@@ -1,46 +1,55 @@
-# The hand-written nvgpu/nvmap ctypes layouts and ioctl numbers against tegra-uapi.json, which was computed by compiling the real L4T headers.
+# tinygrad's generated nvgpu/nvmap bindings (runtime/autogen/nvgpu.py, from the L4T r36.4 headers) against tegra-uapi.json, the description
+# the emulated kernel is built from (a C program compiled against the same headers): a wrong header and a wrong emulator cannot agree silently.
 import ctypes, functools, json, pathlib, pytest
 from tinygrad.runtime.autogen import nvgpu
 
 # the repository's one copy of the reference facts, beside the emulated kernel generated from it: a clone on a Jetson has it too
 UAPI = json.loads((pathlib.Path(__file__).resolve().parents[1] / "orin_emu" / "kernel" / "tegra-uapi.json").read_text())
-STRUCTS = {n[len("struct_"):]: v for n, v in vars(nvgpu).items() if n.startswith("struct_") and n[len("struct_"):] in UAPI["structs"]}
-IOCTLS = {n: v for n, v in vars(nvgpu).items() if isinstance(v, functools.partial) or n in UAPI["ioctls"]}
-UNUSED_UNION_MEMBERS = {"ivm_id", "ivm_handle"}  # nvmap_create_handle's inter-VM members: TegraIface never shares handles across VMs
+# macros the generator skips, ((__u32)~0U) and ((__u32)1 << 0): it does not translate C casts. TegraIface uses neither
+UNTRANSLATED = {"NVGPU_NO_TIMEOUT", "NVGPU_GPU_IOCTL_OPEN_TSG_FLAGS_SHARE"}
 
-def request(p:functools.partial|int) -> int:
-  if isinstance(p, int): return p
+def request(p:functools.partial) -> int:
   idir, base, nr, typ = p.args
   return (idir << 30) | ((ctypes.sizeof(typ) if typ is not None else 0) << 16) | (base << 8) | nr
 
-def test_every_json_struct_used_is_defined(): assert len(STRUCTS) >= 20
+def field_bytes(typ:type, path:str) -> bytes:
+  """A zeroed `typ` with the field at `path` (dotted as the JSON names it: through named nested structs and unions) set to all ones."""
+  buf = bytearray(ctypes.sizeof(typ))
+  obj = typ.from_buffer(buf)
+  *outer, last = path.split(".")
+  for p in outer: obj = getattr(obj, p)  # a named nested struct or union: a view into buf
+  if isinstance(v:=getattr(obj, last), ctypes.Array): v[:] = [-1] * len(v)
+  elif isinstance(v, ctypes._Pointer): setattr(obj, last, ctypes.cast(ctypes.c_void_p(-1), type(v)))
+  else: setattr(obj, last, -1)
+  return bytes(buf)
 
-@pytest.mark.parametrize("name", sorted(STRUCTS))
+@pytest.mark.parametrize("name", sorted(UAPI["structs"]))
 def test_struct_layout(name):
-  typ, ref = STRUCTS[name], UAPI["structs"][name]
-  assert ctypes.sizeof(typ) == ref["sizeof"]
-  if getattr(typ, "_packed_", False): return  # bitfield struct, checked byte by byte below
+  typ, ref = getattr(nvgpu, f"struct_{name}"), UAPI["structs"][name]
+  assert (ctypes.sizeof(typ), ctypes.alignment(typ)) == (ref["sizeof"], ref["alignof"])
   for f in ref["fields"]:
-    fname = f["name"].split(".")[-1] if f["name"] not in ("in.runlist_id", "out.channel_fd") else "channel_fd"
-    if fname == "nanoseconds": fname = "time_stamp"
-    if fname in UNUSED_UNION_MEMBERS: continue
-    desc = getattr(typ, fname)
-    assert (desc.offset, desc.size) == (f["offset"], f["size"]), f"{name}.{fname}"
+    want = ((1 << f["bits"]) - 1) << f["bit"] if "bits" in f else (1 << 8 * f["size"]) - 1
+    assert field_bytes(typ, f["name"]) == (want << 8 * f["offset"]).to_bytes(ref["sizeof"], "little"), f"{name}.{f['name']}"
+
+@pytest.mark.parametrize("name", sorted(UAPI["ioctls"]))
+def test_ioctl_request(name): assert request(getattr(nvgpu, name)) == int(UAPI["ioctls"][name]["request"], 16)
+
+@pytest.mark.parametrize("name", sorted(set(UAPI["constants"]) - UNTRANSLATED))
+def test_constant(name):
+  v, want = getattr(nvgpu, name), UAPI["constants"][name]["dec"]
+  if isinstance(v, str): v = ord(v)  # ioctl magics are C character constants
+  # NVMAP_ELEM_SIZE_U64 is (1 << 31): INT_MIN in C, 2**31 in Python
+  assert v == want or (name == "NVMAP_ELEM_SIZE_U64" and ctypes.c_int32(v).value == want)
+
+def test_untranslated_constants_are_absent(): assert not [n for n in UNTRANSLATED if hasattr(nvgpu, n)], "drop them from UNTRANSLATED"
+
+def test_characteristics_flags():
+  for name, f in UAPI["gpu_characteristics_flags"].items(): assert getattr(nvgpu, name) == int(f["hex"], 16), name
 
 def test_packed_l2_fb_args():
   assert bytes(nvgpu.struct_nvgpu_gpu_l2_fb_args(l2_flush=1)) == b"\x01\0\0\0\0"
   assert bytes(nvgpu.struct_nvgpu_gpu_l2_fb_args(l2_invalidate=1, fb_flush=1)) == b"\x06\0\0\0\0"
   assert bytes(nvgpu.struct_nvgpu_gpu_l2_fb_args(reserved=0x11223344)) == b"\0\x44\x33\x22\x11"
-
-@pytest.mark.parametrize("name", sorted(IOCTLS))
-def test_ioctl_request(name):
-  assert name in UAPI["ioctls"], name
-  assert request(IOCTLS[name]) == int(UAPI["ioctls"][name]["request"], 16)
-
-def test_constants():
-  consts = {n: v for n, v in vars(nvgpu).items() if n.isupper() and isinstance(v, int) and n not in IOCTLS}
-  assert consts and all(n in UAPI["constants"] for n in consts), [n for n in consts if n not in UAPI["constants"]]
-  for n, v in consts.items(): assert v == UAPI["constants"][n]["dec"], n
 
 def test_nvmap_create_handle_union():
   # CREATE puts the handle at +4, GET_FD answers the dma-buf fd in the size slot at +0, CREATE_64 answers the handle at +0

@@ -20,7 +20,7 @@ class DictMemory:
     if i >= 0 and va < (b:=self.bases[i]) + len(self.bufs[b]): return b, self.bufs[b]
     raise MMUFault(va)
 
-SHARED_WINDOW, LOCAL_WINDOW = 0xFE00000000, 0xFD00000000   # the windows TegraIface reserves (patch 0007)
+SHARED_WINDOW, LOCAL_WINDOW = 0xFE00000000, 0xFD00000000   # the windows TegraIface reserves (patch 0016)
 
 def cbuf0_prefix(cubin:bytes) -> bytes:
   """The cbuf_0 words NVProgram writes ahead of the kernel arguments: max(EIATTR_PARAM_CBANK offset / 4, 12) words, windows at 6..11."""
