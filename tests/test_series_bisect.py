@@ -1,0 +1,101 @@
+# The series bisects: every prefix of patches/series applies to the pinned base, compiles, imports and computes. Each prefix gets its own
+# interpreter on a checkout of that prefix: the files its patch touches compile, tinygrad and the touched modules import, the CPU device
+# adds; from the patch that adds TegraIface on, NV=1 on the emulated Orin (ORIN_EMU=1) picks TegraIface and computes too. A second check
+# reads each patch after TegraIface's: none may change or remove lines an earlier patch added to TegraIface (a later behaviour adds its
+# own lines), unless its message says why in a "Revises-TegraIface:" line.
+import importlib.util, os, re, shutil, subprocess, sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("series", ROOT/"scripts"/"series.py")
+series = importlib.util.module_from_spec(spec); spec.loader.exec_module(series)
+CACHE, PY, NV = ROOT/"build"/"dl", str(ROOT/".venv"/"bin"/"python"), "tinygrad/runtime/ops_nv.py"
+
+SMOKE = """
+import importlib, os, sys
+for f in sys.argv[1:]: compile(open(f).read(), f, "exec")
+import tinygrad
+for f in sys.argv[1:]:
+  if f.startswith("tinygrad/"): importlib.import_module(f[:-3].replace("/", ".").removesuffix(".__init__"))
+from tinygrad import Tensor, Device
+assert (Tensor([1., 2., 3.], device="CPU") + 1).tolist() == [2., 3., 4.]
+if os.environ.get("ORIN_EMU") == "1":
+  assert type(Device["NV"].iface).__name__ == "TegraIface", Device["NV"].iface
+  assert (Tensor([1., 2., 3.], device="NV") * 2 + 1).tolist() == [3., 5., 7.]
+"""
+
+def apply_all(patches:Path, names:list[str], tree:Path) -> tuple[list[str], str|None]:
+  """git am each patch onto a fresh base in tree: the commits made, and the name of the first patch that does not apply (None: all did)."""
+  series.materialise(tree, CACHE)
+  commits = []
+  for n in names:
+    r = subprocess.run(["git", "-C", str(tree), "am", "-q", "--committer-date-is-author-date", str(patches/n)], capture_output=True, text=True,
+                       env={**os.environ, **series.GIT_ENV})
+    if r.returncode: return commits, n
+    commits.append(series.git(tree, "rev-parse", "HEAD"))
+  return commits, None
+
+def check_prefix(tree:Path, commit:str, scratch:Path) -> str|None:
+  """Check out the series up to commit and run the smoke check there: None when it passes, else what went wrong."""
+  series.git(tree, "worktree", "add", "-q", "--detach", str(scratch), commit)
+  try:
+    touched = [f for f in series.git(tree, "diff-tree", "--no-commit-id", "--name-only", "-r", commit).split() if f.endswith(".py")]
+    tegra = "class TegraIface" in (scratch/NV).read_text()
+    env = {**os.environ, "PYTHONPATH": str(scratch), "ORIN_EMU": "1" if tegra else "0", "NV": "0", "CPU": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    r = subprocess.run([PY, "-c", SMOKE, *[f for f in touched if (scratch/f).exists()]], cwd=scratch, capture_output=True, text=True, env=env,
+                       timeout=300)
+    return None if r.returncode == 0 else (r.stdout + r.stderr)[-1500:]
+  finally: series.git(tree, "worktree", "remove", "--force", str(scratch), check=False)
+
+def walk(patches:Path, tmp:Path, only:set[str]|None=None) -> dict[str, str]:
+  """Each prefix of the series (those ending in a patch named in only, when given): {patch name: why it failed} for the failing ones."""
+  names = series.read_series(patches)
+  commits, broken = apply_all(patches, names, tree:=tmp/"tinygrad")
+  failures = {broken: "does not apply"} if broken else {}
+  todo = [(n, c) for n, c in zip(names, commits) if only is None or n in only]
+  with ThreadPoolExecutor(2) as pool:
+    for (n, _), err in zip(todo, pool.map(lambda nc: check_prefix(tree, nc[1], tmp/f"prefix-{nc[0][:4]}"), todo)):
+      if err is not None: failures[n] = err
+  return failures
+
+def tegra_line_revisions(tree:Path) -> list[str]:
+  """Patches after the one adding TegraIface that change or remove lines inside class TegraIface, without a Revises-TegraIface: line."""
+  commits = series.git(tree, "rev-list", "--reverse", f"{series.BASE_TAG}..HEAD").split()
+  bad = []
+  for c in commits:
+    old = series.git(tree, "show", f"{c}^:{NV}").splitlines()
+    if not (start:=next((i for i, ln in enumerate(old) if ln.startswith("class TegraIface")), None)):
+      continue
+    end = next((i for i in range(start+1, len(old)) if old[i] and not old[i][0].isspace()), len(old))
+    hunks = re.findall(r"^@@ -(\d+)(?:,(\d+))? ", series.git(tree, "diff", "-U0", f"{c}^", c, "--", NV), re.M)
+    removed = [ln for a, b in hunks for ln in range(int(a), int(a) + int(b or 1)) if b != "0"]
+    if any(start < ln <= end for ln in removed) and "Revises-TegraIface:" not in series.git(tree, "log", "-1", "--format=%B", c):
+      bad.append(series.git(tree, "log", "-1", "--format=%s", c))
+  return bad
+
+def test_every_prefix_builds_and_computes(tmp_path):
+  if not Path(PY).exists(): pytest.skip("no .venv (scripts/setup makes it)")
+  failures = walk(ROOT/"patches", tmp_path)
+  assert not failures, "\n\n".join(f"{n}:\n{err}" for n, err in failures.items())
+
+def test_no_patch_rewrites_tegraiface_lines_of_an_earlier_one(tmp_path):
+  _, broken = apply_all(ROOT/"patches", series.read_series(ROOT/"patches"), tree:=tmp_path/"tinygrad")
+  assert broken is None and not (bad:=tegra_line_revisions(tree)), bad
+  # the check itself: a commit that changes a line TegraIface has had since it was added is named, one that says why is not
+  (f:=tree/NV).write_text(f.read_text().replace("  nvmap_tag = 0x0900", "  nvmap_tag = 0x0a00", 1))
+  series.git(tree, "commit", "-q", "-am", "runtime/nv/tegra: another tag")
+  series.git(tree, "commit", "-q", "--allow-empty", "-m", "runtime/nv/tegra: empty\n\nRevises-TegraIface: nothing")
+  assert tegra_line_revisions(tree) == ["runtime/nv/tegra: another tag"]
+
+def test_a_broken_patch_in_the_middle_is_named(tmp_path):
+  # the patch that makes devices refuse work after fork(): its import-time hook misspelled, so the import of hcq.py fails from there on
+  shutil.copytree(ROOT/"patches", p:=tmp_path/"patches")
+  names = series.read_series(p)
+  i, name = next((i, n) for i, n in enumerate(names) if "refuses-work-in-the-child" in n or "fork" in n)
+  assert 0 < i < len(names) - 1
+  (f:=p/name).write_text(f.read_text().replace("+os.register_at_fork(after_in_child=_after_fork_in_child)",
+                                                "+os.register_at_fork(after_in_child=_after_fork_in_chld)"))
+  failures = walk(p, tmp_path, only={names[i-1], name})
+  assert names[i-1] not in failures and "_after_fork_in_chld" in failures.get(name, ""), failures
