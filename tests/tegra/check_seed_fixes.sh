@@ -32,7 +32,7 @@ undo "name the group of the GPU nodes" 's/raise PermissionError(e.errno, f".*") 
 undo "free channel rings and USERDs after setup" '/free.callback(self._nvmap_free, bufs\[-1\]\[0\])/d' -- tests/tegra/test_teardown.py -k hold_no
 undo "device_fini gives back everything" '/^  def device_fini(self):$/a\    return' -- tests/tegra/test_teardown.py -k finalize
 check "release signals from the pushbuffer" tests/tegra/test_qmd_race.py
-# a later patch sizes the buffer cache by the unified_memory attribute the copies gave every interface: the attribute stays, its value goes
+# the buffer cache is sized by the unified_memory attribute the copies gave every interface: the attribute stays, its value goes
 undo "copy host data directly" 's/^  unified_memory = True # every buffer/  unified_memory = False # every buffer/' -- tests/tegra/test_copies.py
 check "synchronize before reallocating shader" tests/tegra/test_local_memory.py
 # later patches add attributes beside the fault report's: the report goes (RM's instead), waits stop looking at the notifiers
