@@ -6,6 +6,7 @@
   python scripts/bench.py --only llm --gguf model.gguf --mv 4,8,4 --mv 8,16,2
   python scripts/bench.py --devices CUDA --only llm --gguf model.gguf --sms all,14,8 --prefill 512 \
     --build "tinygrad 0.12.0=/tmp/t/base" --build "series=/tmp/t/series" --llama-bench /tmp/lc/llama-bench   # the Orin proxy table
+  python scripts/bench.py --merge full/bench.json sms/bench.json --out merged   # columns measured in separate runs, one table
 
 Each device runs in its own worker process, so a device that fails to open is reported as skipped and the others
 still run, and each worker reads the MV_* / BEAM environment afresh. Timings are wall clock around a device
@@ -351,6 +352,17 @@ def plot(results:list[dict], path:pathlib.Path) -> str|None:
   fig.tight_layout(); fig.savefig(path, dpi=110)
   return None
 
+def merge(paths:list[str], out:pathlib.Path):
+  reports = [json.loads(pathlib.Path(p).read_text()) for p in paths]
+  if len(gpus:={r["gpu"] for r in reports}) > 1: raise SystemExit(f"the runs were on different GPUs: {gpus}")
+  report = dict(when=" / ".join(r["when"] for r in reports), host=reports[0]["host"], cpu=reports[0]["cpu"], gpu=reports[0]["gpu"],
+                full=reports[0]["full"], command=[r["command"] for r in reports], results=[x for r in reports for x in r["results"]])
+  out.mkdir(parents=True, exist_ok=True)
+  (out / "bench.json").write_text(json.dumps(report, indent=1))
+  (out / "bench.md").write_text(md:=proxy_table(report["results"]) + "\n")
+  why_not = plot_proxy(report["results"], out / "bench.png")
+  print(md + (f"plot skipped: {why_not}" if why_not else f"plot: {out/'bench.png'}") + f"\njson: {out/'bench.json'}")
+
 def main():
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("--devices", default=os.getenv("BENCH_DEVICES", ""), help="comma list; default: NV,CUDA where they open, else CPU")
@@ -370,8 +382,11 @@ def main():
   ap.add_argument("--llama-bench", help="llama-bench binary: tg128 and pp512 on --gguf under each --sms limit")
   ap.add_argument("--llama-reps", type=int, default=3)
   ap.add_argument("--timeout", type=float, default=3600, help="seconds one device's worker may take")
+  ap.add_argument("--merge", nargs="+", metavar="BENCH_JSON", help="one side-by-side report (JSON, table, PNG) from the bench.json of runs that "
+                  "measured different --sms columns (a run per device-time slot), into --out")
   ap.add_argument("--worker", help=argparse.SUPPRESS)
   args = ap.parse_args()
+  if args.merge: return merge(args.merge, pathlib.Path(args.out))
   args.only = [s for s in args.only.split(",") if s]
   if bad := set(args.only) - set(SUITES): ap.error(f"unknown suites {bad}")
   if args.worker:
