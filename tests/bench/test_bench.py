@@ -48,15 +48,15 @@ def test_build_specs_and_the_side_by_side_table():
   dec = lambda v, **kw: dict(suite="llm", name="decode x.gguf MV=default", value=v, unit="tok/s", **kw)
   pre = lambda v: dict(suite="llm", name="prefill 512", value=v, unit="tok/s")
   lc = lambda tg, pp: [dict(suite="llm", name="llama-bench pp512", value=pp, unit="tok/s"), dict(suite="llm", name="llama-bench tg128", value=tg, unit="tok/s")]
-  results = [dict(build="series", sms_label="full GPU", device="CUDA", rows=[dec(600.0, first_token_s=2.5, kernels_per_token=233), pre(1000.0)]),
+  results = [dict(build="series", sms_label="full GPU", device="CUDA", rows=[dec(600.0, load_s=9.25, first_token_s=2.5, kernels_per_token=233), pre(1000.0)]),
              dict(build="llama.cpp", sms_label="full GPU", device="llama.cpp", rows=lc(750.0, 30000.0)),
-             dict(build="series", sms_label="8 SMs", device="CUDA", rows=[dec(130.0, first_token_s=3.0, kernels_per_token=233)]),
+             dict(build="series", sms_label="8 SMs", device="CUDA", rows=[dec(130.0, load_s=8.0, first_token_s=3.0, kernels_per_token=233)]),
              dict(build="llama.cpp", sms_label="8 SMs", device="llama.cpp", rows=lc(86.0, 3000.0)),
              dict(build="old", sms_label="8 SMs", device="CUDA", skipped="worker ran past --timeout 80s", rows=[])]
   md = bench.proxy_table(results)
-  assert "| build | decode tok/s, full GPU | decode tok/s, 8 SMs | prompt tok/s, full GPU | prompt tok/s, 8 SMs | first token s | kernels a step |" in md
-  assert "| series | 600.0 (0.80x) | 130.0 (1.51x) | 1000.0 (0.03x) | - | 2.5 | 233 |" in md
-  assert "| llama.cpp | 750.0 | 86.0 | 30000.0 | 3000.0 |  |  |" in md and "skipped old, 8 SMs: worker ran past --timeout 80s" in md
+  assert "| build | decode tok/s, full GPU | decode tok/s, 8 SMs | prompt tok/s, full GPU | prompt tok/s, 8 SMs | load s | first token s | kernels a step |" in md
+  assert "| series | 600.0 (0.80x) | 130.0 (1.51x) | 1000.0 (0.03x) | - | 9.2 | 2.5 | 233 |" in md
+  assert "| llama.cpp | 750.0 | 86.0 | 30000.0 | 3000.0 |  |  |  |" in md and "skipped old, 8 SMs: worker ran past --timeout 80s" in md
 
 def test_mps_percentage_is_the_smallest_giving_the_sms(monkeypatch):
   # MPS rounds an active thread percentage to whole TPCs (an H100: 6% and 7% give 8 of 132 SMs, 11% and 12% give 14, 13% gives 16)
@@ -66,3 +66,17 @@ def test_mps_percentage_is_the_smallest_giving_the_sms(monkeypatch):
   # a client that reads the whole GPU whatever the limit: the percentage nearest, what it sees unknown
   monkeypatch.setattr(bench, "sms_seen", lambda pct: 132)
   assert bench.MPS.percentage(None, 14, 132) == (11, None)
+
+def test_merge_puts_the_columns_of_several_runs_in_one_table(tmp_path):
+  dec = lambda v: dict(suite="llm", name="decode x.gguf MV=default", value=v, unit="tok/s", load_s=9.0, first_token_s=2.0, kernels_per_token=233)
+  lc = lambda tg: [dict(suite="llm", name="llama-bench tg128", value=tg, unit="tok/s")]
+  def report(name, gpu, col, v, tg):
+    (p:=tmp_path / f"{name}.json").write_text(json.dumps(dict(when=name, host="h", cpu="x", gpu=gpu, full=False, command=f"bench {name}", results=[
+      dict(build="series", sms_label=col, device="CUDA", rows=[dec(v)]), dict(build="llama.cpp", sms_label=col, device="llama.cpp", rows=lc(tg))])))
+    return str(p)
+  a, b = report("a", "H100", "full GPU", 800.0, 750.0), report("b", "H100", "8 SMs", 120.0, 80.0)
+  subprocess.run([sys.executable, str(SCRIPTS / "bench.py"), "--merge", a, b, "--out", str(tmp_path / "m")], check=True, timeout=120)
+  assert "| series | 800.0 (1.07x) | 120.0 (1.50x) | 9.0 | 2.0 | 233 |" in (tmp_path / "m" / "bench.md").read_text()
+  assert json.loads((tmp_path / "m" / "bench.json").read_text())["command"] == ["bench a", "bench b"]
+  c = report("c", "H200", "14 SMs", 1.0, 1.0)
+  assert subprocess.run([sys.executable, str(SCRIPTS / "bench.py"), "--merge", a, c, "--out", str(tmp_path / "n")], timeout=120).returncode != 0

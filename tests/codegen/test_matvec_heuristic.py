@@ -132,3 +132,11 @@ def test_reduce_axis_shorter_than_the_threads_of_a_row(ren, mv_env):
   assert [(o.op, o.arg) for o in kernel_opts(X @ W.T, ren())[-1]] == [(OptOps.GROUP, 64), (OptOps.LOCAL, 4)]
   # 48 lanes do not divide 64 threads: no matvec opts
   assert OptOps.GROUP not in [o.op for o in kernel_opts(empty(1, 48) @ empty(512, 48).T, ren())[-1]]
+
+# a prompt's ffn_down multiplies a product of two activations (gate and up, T rows each) by the weight: up covers gate's ranges, but no factor
+# steps with a row the activations do not, so it is a matmul, not a matvec (as a matvec, a 512-token prompt's loads were 25x a matmul's)
+@pytest.mark.parametrize("ren", RENDERERS.values(), ids=RENDERERS.keys())
+def test_a_product_of_activations_times_a_weight_is_no_matvec(ren):
+  a, b = empty(16, 2048, dtype=dtypes.float), empty(16, 2048, dtype=dtypes.float)
+  assert OptOps.GROUP not in [o.op for o in kernel_opts((a * b) @ W.T, ren())[-1]]
+  assert is_matvec(kernel_opts((a[:1] * b[:1]) @ W.T, ren())[-1])   # decode's (T=1) stays one

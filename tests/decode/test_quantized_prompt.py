@@ -1,5 +1,5 @@
-# A prompt (T > 1) over quantized weights runs the float matmul on the dequantized blocks, and GPUs keep Q4_K/Q6_K weights quantized by
-# default (patches 0044-0046). CPU only: kernels are captured as they run.
+# A prompt (T > 1) over quantized weights runs the float matmul on the float weights kept beside the blocks (or dequantized from them each
+# prompt), and GPUs keep Q4_K/Q6_K weights quantized by default (patches 0044-0046, 0051). CPU only: kernels are captured as they run.
 import numpy as np
 from tinygrad import Tensor, Device, dtypes, getenv
 from tinygrad.apps.llm import Transformer, QuantLinear
@@ -13,20 +13,40 @@ def prompt_kernels(model:Transformer, tokens:list[int]) -> list[realize.ExecItem
   finally: realize.capturing.remove(cap)
   return [ei for ei in cap.items if ei.ast.op is Ops.SINK]
 
-def test_a_prompt_multiplies_the_dequantized_blocks(models):
+def block_linears(m:Transformer) -> list[QuantLinear]: return [l for b in m.blk for l in (b.attn_qkv, b.attn_output, b.ffn_gate_up, b.ffn_down)]
+
+def test_a_prompt_multiplies_the_kept_float_weights(models):
+  # from_gguf keeps each block projection's dequantized weight beside its blocks: a prompt reads no blocks, and runs the fp16 model's kernels
   ref, q = models
+  blocks, kernels = {l.blocks.uop.buffer for l in block_linears(q)}, prompt_kernels(q, PROMPTS[1])
+  assert not any(blocks & set(ei.bufs) for ei in kernels)
+  # the output head multiplies the last row alone: its blocks read by one matvec writing one row of logits, not dequantized
+  (head,) = [ei for ei in kernels if q.output.blocks.uop.buffer in ei.bufs]
+  assert head.bufs[0].size == q.output.blocks.shape[0]
+  def matmuls(m:Transformer) -> list:
+    weights = {l.weight.uop.buffer for b in m.blk for l in (b.attn_qkv, b.attn_output, b.ffn_gate_up, b.ffn_down)}
+    return [ei.ast for ei in prompt_kernels(m, PROMPTS[1]) if weights & set(ei.bufs)]
+  assert len(qm:=matmuls(q)) == 4 * len(q.blk) and qm == matmuls(ref)
+  for prompt in PROMPTS: np.testing.assert_array_equal(logits(q, prompt), logits(ref, prompt))
+
+def test_without_kept_weights_a_prompt_dequantizes_the_blocks(tiny_gguf, models, monkeypatch):
+  monkeypatch.setenv("GGUF_QUANT_PROMPT", "0"); getenv.cache_clear()
+  try: q = Transformer.from_gguf(Tensor(tiny_gguf), max_context=32, quantized=True)[0]
+  finally:
+    monkeypatch.delenv("GGUF_QUANT_PROMPT"); getenv.cache_clear()
+  assert all(l.weight is None for l in block_linears(q))
   kernels = prompt_kernels(q, PROMPTS[1])
-  blocks = {l.blocks.uop.buffer for b in q.blk for l in (b.attn_qkv, b.attn_output, b.ffn_gate_up, b.ffn_down)}
+  blocks = {l.blocks.uop.buffer for l in block_linears(q)}
   readers = [ei for ei in kernels if blocks & set(ei.bufs)]
   # each projection's blocks read once, by an elementwise kernel writing its fp16 weight; no reduce (matmul) reads blocks
   assert len(readers) == len(blocks) and all(not any(u.op is Ops.REDUCE for u in ei.ast.toposort()) for ei in readers)
   assert all(ei.bufs[0].dtype == dtypes.half and ei.bufs[0].nbytes == 2 * ei.bufs[1].nbytes * 256 // 210 for ei in readers if ei.bufs[1] in blocks)
   # the fp16 weights of dequantize-at-load and the same matmul kernels: the prompt's logits are the fp16 model's, bit for bit
-  for prompt in PROMPTS: np.testing.assert_array_equal(logits(q, prompt), logits(ref, prompt))
+  for prompt in PROMPTS: np.testing.assert_array_equal(logits(q, prompt), logits(models[0], prompt))
 
 def test_the_dequantize_graph_is_built_once(models):
   # building it was most of a quantized prompt's Python time; it is a UOp, not a Tensor that every realize would walk
-  lin = models[1].blk[0].ffn_down
+  lin = models[1].output
   assert lin.dequantized().uop is lin.dequantized().uop
 
 def test_gpus_keep_gguf_weights_quantized_by_default(tiny_gguf, monkeypatch):

@@ -44,6 +44,7 @@ def prepare(tree:Path, cache:Path) -> list[str]:
     print("".join(difflib.unified_diff(orig.splitlines(True), new.splitlines(True), "0.11.0/test/test_hcq.py", "test/device/test_hcq.py")))
     written.append("test/device/test_hcq.py")
   if written and (tree/".git").is_dir():   # keep `git status` of the patch tree clean: these are test scaffolding, not patch work
-    excluded = ex.read_text().splitlines() if (ex:=tree/".git"/"info"/"exclude").exists() else []
+    ex = tree/".git"/"info"/"exclude"
+    excluded = ex.read_text().splitlines() if ex.exists() else []
     with open(ex, "a") as f: f.writelines(f"/{w}\n" for w in written if f"/{w}" not in excluded)
   return written

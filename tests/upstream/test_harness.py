@@ -39,3 +39,15 @@ def test_standins_import_and_resblock_runs(tmp_path):
   r = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True, env={"CPU": "1", "PATH": "/usr/bin:/bin"})
   assert r.returncode == 0, r.stderr
   assert r.stdout.strip() == "(4, 16, 8, 8)"
+
+def test_prepare_in_a_git_tree_excludes_what_it_writes_once(tmp_path):
+  # a fresh clone's build/tinygrad is a git tree with nothing written yet: every path goes to .git/info/exclude, and only once
+  (tree:=tmp_path/"tree").mkdir()
+  subprocess.run(["git", "init", "-q", str(tree)], check=True)
+  (tree/".git"/"info"/"exclude").unlink(missing_ok=True)
+  written = harness.prepare(tree, ROOT/"build"/"dl")
+  excluded = (tree/".git"/"info"/"exclude").read_text().splitlines()
+  assert written and sorted(excluded) == sorted(f"/{w}" for w in written)
+  (tree/"test"/"helpers.py").write_text(harness.STANDIN_HEADER + " test/helpers.py, an older one\n")
+  assert harness.prepare(tree, ROOT/"build"/"dl") == ["test/helpers.py"]
+  assert (tree/".git"/"info"/"exclude").read_text().splitlines() == excluded
