@@ -16,10 +16,10 @@ F32, F16, F64, BF16 = dtypes.float32, dtypes.float16, dtypes.float64, dtypes.bfl
 # where tinygrad's CPU path is the less accurate one (its software sin for huge f64 arguments) or cannot build (bf16 on clang)
 CASES = {
   **{f"{op}_{dt.name}": ([(37,)], dt, positive if op in ("log", "sqrt", "log2", "reciprocal") else normal, (lambda op: lambda x: getattr(x, op)())(op),
-                         {F32: 2e-6, F16: 2e-3, F64: 1e-12}[dt], ("nv", "ptx") if dt != F64 or op in ("relu", "neg") else ("nv",))
+                         {F32: 2e-6, F16: 2e-3, F64: 1e-12}[dt], ("nv", "ptx"))
      for op in ("sin", "cos", "exp", "log", "sqrt", "reciprocal", "exp2", "log2", "tanh", "sigmoid", "relu", "neg") for dt in (F32, F16, F64)},
   "sin_large": ([(64,)], F32, normal, lambda x: (x * 3000).sin(), 2e-6, ("nv", "ptx")),
-  "sin_large_f64": ([(64,)], F64, normal, lambda x: (x * 1e7).sin(), 1e-12, ("nv",)),   # NVRTC's Payne-Hanek path (call.uni, carries)
+  "sin_large_f64": ([(64,)], F64, normal, lambda x: (x * 1e7).sin(), 1e-12, ("nv",)),  # PTX: tinygrad's software sin, 7e-3 off
   "matmul": ([(32, 48), (48, 40)], F32, normal, lambda a, b: a @ b, 1e-5, ("nv", "ptx")),
   "matmul_half_tc": ([(64, 64), (64, 64)], F16, normal, lambda a, b: a @ b, 2e-3, ("nv", "ptx")),
   "matmul_bf16_tc": ([(64, 64), (64, 64)], BF16, normal, lambda a, b: (a @ b).cast(F32), 1e-2, ("nv",)),
@@ -29,7 +29,7 @@ CASES = {
   "argmax": ([(16, 100)], F32, normal, lambda x: x.argmax(axis=1), 0, ("nv", "ptx")),
   "idiv_mod": ([(64,), (64,)], dtypes.int32, ints(-100, 100, np.int32), lambda a, b: (a // (b | 1)) * 1000 + a % (b | 1), 0, ("nv", "ptx")),
   "int64_mul": ([(64,), (64,)], dtypes.int64, ints(-2**40, 2**40, np.int64), lambda a, b: (a * b) ^ (a + 7), 0, ("nv", "ptx")),
-  "int64_div": ([(64,), (64,)], dtypes.int64, ints(-2**40, 2**40, np.int64), lambda a, b: a // (b | 1), 0, ("nv",)),
+  "int64_div": ([(64,), (64,)], dtypes.int64, ints(-2**40, 2**40, np.int64), lambda a, b: a // (b | 1), 0, ("nv", "ptx")),
   "uint_bits": ([(64,)], dtypes.uint32, ints(0, 2**32, np.uint32), lambda x: ((x << 3) ^ (x >> 5)) & (x | 7), 0, ("nv", "ptx")),
   "conv2d": ([(2, 3, 9, 9), (4, 3, 3, 3)], F32, normal, lambda x, w: x.conv2d(w, padding=1), 1e-5, ("nv", "ptx")),
   "conv2d_half": ([(1, 4, 8, 8), (8, 4, 3, 3)], F16, normal, lambda x, w: x.conv2d(w), 3e-3, ("nv", "ptx")),
@@ -69,7 +69,7 @@ def _run(name, kind, shapes, dt, gen, fn):
 @pytest.mark.parametrize("name", list(CASES))
 def test_kernel_matches_cpu(name, kind):
   shapes, dt, gen, fn, tol, kinds = CASES[name]
-  if kind not in kinds: pytest.skip("renderer cannot build this kernel (bf16, or ptxas-invalid .approx.f64 ops / unknown reloc in tinygrad)")
+  if kind not in kinds: pytest.skip("PTXRenderer refuses bf16" if dt == BF16 else "tinygrad's software float64 sin is off past 1e6 (NUMPY reference)")
   out, ref = _run(name, kind, shapes, dt, gen, fn)
   assert out.shape == ref.shape
   o, r = out.astype(np.float64), ref.astype(np.float64)
