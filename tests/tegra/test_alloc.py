@@ -1,7 +1,7 @@
 # TegraIface allocations: sizes, alignment, cache modes.
-import os, pytest
+import errno, os, pytest
 from tinygrad.device import BufferSpec
-from tegra_kernel import nvmap_buffer, kernel_log
+from tegra_kernel import nvmap_buffer, kernel_log, emu_kernel
 
 @pytest.mark.parametrize("size,align", [(4096, 4096), ((8 << 20) - 4096, 4096), (8 << 20, 2 << 20), ((64 << 20) + 4096, 2 << 20)])
 def test_large_allocations_are_2mib_aligned(dev, size, align):
@@ -13,3 +13,13 @@ def test_allocations_are_tagged(dev):
   # nvmap logs "All NvMap Allocations must have a tag" once per client that allocates untagged memory
   dev.allocator.free(dev.allocator.alloc(4096, BufferSpec(nolru=True)), 4096, BufferSpec(nolru=True))
   assert not [ln for ln in kernel_log() if "must have a tag" in ln and f"PID {os.getpid()}:" in ln]
+
+def test_a_failed_cpu_mapping_names_its_cause_and_leaks_nothing(dev):
+  # the CPU view of a buffer is an mmap of its dma-buf at the buffer's GPU VA; when that mmap fails for want of memory (or of
+  # vm.max_map_count) the error says so, not that the address is taken, and the nvmap handle and GPU mapping are given back
+  if (k:=emu_kernel()) is None: pytest.skip("needs the emulated kernel's fault injection")
+  before = k.counts()
+  for _ in range(2): k.faults.mmap("dmabuf", errno.ENOMEM)   # the allocator retries once after emptying its cache
+  with pytest.raises(RuntimeError, match=r"cannot map GPU VA 0x[0-9a-f]+ \(0x100000 bytes\) for the CPU: .*Cannot allocate memory") as e:
+    dev.allocator.alloc(1 << 20, BufferSpec(nolru=True))
+  assert "already uses" not in str(e.value) and k.counts() == before
