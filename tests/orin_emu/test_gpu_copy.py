@@ -63,9 +63,9 @@ def test_copy_to_unmapped_va_is_mmu_fault(rig):
   s.submit(copy_pb(0x30_0000_0000, SRC, 16))
   assert "virt write" in str(s.ch.error) and int(mem.view(SEM, 1, np.uint32)[0]) == 0
   mmu = [l for l in log if "[MMU FAULT]" in l]
-  assert mmu[0].endswith("mmu engine id: 15, ch id: 510, fault addr: 0x3000000000, fault addr aperture: 0, fault type: invalid pte, "
+  assert mmu[0].endswith("mmu engine id:  15, ch id:  510, fault addr: 0x3000000000, fault addr aperture: 0, fault type: invalid pte, "
                          "access type: virt write, ")
-  assert "client type: hub, client id: ce0, " in mmu[1]
+  assert "client type: hub, client id:  ce0, " in mmu[1]
 
 def test_block_linear_copy_is_rejected(rig):
   gpu, mem, log, s = rig

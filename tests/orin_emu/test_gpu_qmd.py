@@ -153,15 +153,15 @@ def test_unmapped_global_load_is_mmu_fault(rig):
   fault_common(rig, 31)
   assert isinstance(rig.s.ch.error, MMUFault)
   mmu = [l for l in rig.log if "[MMU FAULT]" in l]
-  assert mmu[0].endswith("mmu engine id: 64, ch id: 511, fault addr: 0x5000000000, fault addr aperture: 0, fault type: invalid pte, "
+  assert mmu[0].endswith("mmu engine id:  64, ch id:  511, fault addr: 0x5000000000, fault addr aperture: 0, fault type: invalid pte, "
                          "access type: virt read, ")
-  assert mmu[1].endswith("protected mode: 0, client type: gpc, client id: t1_0, gpc id if client type is gpc: 0, ")
+  assert mmu[1].endswith("protected mode: 0, client type: gpc, client id:  t1_0, gpc id if client type is gpc: 0, ")
   assert all(re.match(r"nvgpu: 17000000\.gpu +\w+:\d+ +\[ERR\]  \S", l) for l in rig.log)
 
 def test_unmapped_qmd_is_mmu_fault(rig):
   rig.launch(0x60_0000_0000)
   fault_common(rig, 31)
-  assert "client type: hub, client id: fe" in [l for l in rig.log if "[MMU FAULT]" in l][1]
+  assert "client type: hub, client id:  fe" in [l for l in rig.log if "[MMU FAULT]" in l][1]
 
 def test_local_memory_must_stay_mapped(rig):
   """shader local memory freed while kernels still use it (OBSERVED.md; patch 0009) faults on the next launch that needs it"""

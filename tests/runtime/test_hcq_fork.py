@@ -20,3 +20,9 @@ def test_device_opened_before_fork_refuses_work_in_the_child():
   lines = r.stdout.splitlines()
   assert lines[0] == "PARENT [2.0, 3.0]" and lines[-1] == "PARENT [6.0, 7.0]", r.stdout + r.stderr[-2000:]
   assert len(lines) == 3 and lines[1].startswith("CHILD raised CPU device opened before fork(): it belongs to process "), r.stdout
+
+def test_hcq_imports_without_fork():
+  # Windows has no fork() and no os.register_at_fork (the standard library checks for them too); the CPU device imports hcq.py there
+  code = "import os; del os.fork, os.register_at_fork; import tinygrad.runtime.support.hcq, tinygrad.runtime.ops_cpu; print('imported')"
+  r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env={**os.environ, "ORIN_EMU": "0"})
+  assert r.stdout == "imported\n", r.stderr[-2000:]

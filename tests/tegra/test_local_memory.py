@@ -19,3 +19,14 @@ def test_old_local_memory_freed_only_when_idle(dev, monkeypatch):
   opener.join()
   dev.synchronize()
   assert busy_at_free == [False]
+
+def test_an_interrupted_wait_leaves_local_memory_as_it_was(dev, monkeypatch):
+  # Ctrl-C in the wait before the reallocation: the size a program is checked against must still be the buffer's, or the next program
+  # with that much local memory passes the check and overruns the old, smaller buffer
+  (Tensor([1., 2.], device="NV") * 2).realize()
+  before, buf = dev.slm_per_thread, dev.shader_local_mem
+  def interrupted(): raise KeyboardInterrupt
+  monkeypatch.setattr(dev, "synchronize", interrupted)
+  try: dev._ensure_has_local_memory(before + 0x100)
+  except KeyboardInterrupt: pass
+  assert (dev.slm_per_thread, dev.shader_local_mem) == (before, buf)

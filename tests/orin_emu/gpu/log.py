@@ -1,6 +1,7 @@
 # Kernel-log lines the ga10b driver prints for GPU-side events. The messages are nvgpu's (hal/fb/fb_mmu_fault_gv11b_fusa.c, common/gr/
 # gr_intr.c, hal/gr/intr/gr_intr_gv11b_fusa.c and gr_intr_gm20b_fusa.c, hal/ce/ce_gv11b_fusa.c; the error-reporting line was seen on
-# an Orin, OBSERVED.md); the function names and line numbers were not checked against those files (README.md "Known differences").
+# an Orin, OBSERVED.md); the MMU fault lines' function and line numbers are those of L4T r36.4, the others' were not checked (README.md
+# "Known differences").
 GPU_NAME = "17000000.gpu"
 MMU_ENGINE = {"gr": 64, "ce": 15, "host": 31}   # unconfirmed ga10b mmu engine ids (gv11b numbering)
 
@@ -10,9 +11,9 @@ def report_hook() -> str: return nvgpu("nvgpu_cic_mon_report_err_safety_services
 
 def mmu_fault(f, chid:int, engine:str, client_id:str) -> list[str]:
   return [report_hook(),
-    nvgpu("gv11b_mm_mmu_fault_dump_info", 306, "ERR", f"[MMU FAULT] mmu engine id: {MMU_ENGINE[engine]}, ch id: {chid}, fault addr: 0x{f.va:x}, "
+    nvgpu("gv11b_fb_mmu_fault_info_dump", 294, "ERR", f"[MMU FAULT] mmu engine id:  {MMU_ENGINE[engine]}, ch id:  {chid}, fault addr: 0x{f.va:x}, "
           f"fault addr aperture: 0, fault type: {f.fault_type}, access type: {f.access}, "),
-    nvgpu("gv11b_mm_mmu_fault_dump_info", 318, "ERR", f"[MMU FAULT] protected mode: 0, client type: {f.client}, client id: {client_id}, "
+    nvgpu("gv11b_fb_mmu_fault_info_dump", 307, "ERR", f"[MMU FAULT] protected mode: 0, client type: {f.client}, client id:  {client_id}, "
           f"gpc id if client type is gpc: 0, ")]
 
 NO_LOCK_DOWN_GLOBAL_ESR = 0x70   # breakpoint int/pause, single step: not errors (gm20b_gr_intr_get_sm_no_lock_down_hww_global_esr_mask)
