@@ -95,7 +95,8 @@ def test_a_broken_patch_in_the_middle_is_named(tmp_path):
   names = series.read_series(p)
   i, name = next((i, n) for i, n in enumerate(names) if "refuses-work-in-the-child" in n or "fork" in n)
   assert 0 < i < len(names) - 1
-  (f:=p/name).write_text(f.read_text().replace("+os.register_at_fork(after_in_child=_after_fork_in_child)",
-                                                "+os.register_at_fork(after_in_child=_after_fork_in_chld)"))
+  text = (f:=p/name).read_text()
+  f.write_text(broken:=text.replace("register_at_fork(after_in_child=_after_fork_in_child)", "register_at_fork(after_in_child=_after_fork_in_chld)"))
+  assert broken != text, f"{name} no longer registers _after_fork_in_child: break another line"
   failures = walk(p, tmp_path, only={names[i-1], name})
   assert names[i-1] not in failures and "_after_fork_in_chld" in failures.get(name, ""), failures
