@@ -26,7 +26,6 @@ undo() {
 # TegraIface's own fixes are part of the patch that adds it: each is undone in place
 undo "reserve the shader memory windows" '/for window in self.mem_windows:/,+2d' -- tests/tegra/test_va_windows.py
 undo "an address space ending 4 GiB below 2^40" 's/va_range_end=0xff00000000/va_range_end=0xffffe00000/' -- tests/tegra/test_address_space.py
-undo "align Tegra allocations" 's/(2 << 20) if size >= (8 << 20) else mmap.PAGESIZE/mmap.PAGESIZE/' -- tests/tegra/test_alloc.py -k aligned
 undo "tag nvmap allocations" 's/flags=(self.nvmap_tag << 16) | flags,/flags=flags,/' -- tests/tegra/test_alloc.py -k tagged
 undo "name the group of the GPU nodes" 's/raise PermissionError(e.errno, f".*") from e/raise/' -- tests/tegra/test_faults.py -k permission
 undo "free channel rings and USERDs after setup" '/free.callback(self._nvmap_free, bufs\[-1\]\[0\])/d' -- tests/tegra/test_teardown.py -k hold_no
