@@ -1,4 +1,4 @@
-"""Helpers shared by the decode tests: prompts, the kernels of one decode step, logits."""
+"""Helpers shared by the decode tests: prompts, the kernels of one decode step or prompt, logits."""
 from tinygrad import Tensor
 from tinygrad.apps.llm import Transformer
 from tinygrad.engine import realize
@@ -16,6 +16,13 @@ def decode_step(model:Transformer) -> list[realize.ExecItem]:
   model(Tensor([PROMPTS[0]], dtype="int32"), 0).realize()
   realize.capturing.append(cap:=Capture())
   try: model(Tensor([[5]], dtype="int32"), len(PROMPTS[0])).realize()
+  finally: realize.capturing.remove(cap)
+  return [ei for ei in cap.items if ei.ast.op is Ops.SINK]
+
+def prompt_kernels(model:Transformer, tokens:list[int]) -> list[realize.ExecItem]:
+  """the kernels of one plain forward of a prompt (T>1) at position 0"""
+  realize.capturing.append(cap:=Capture())
+  try: model.forward(Tensor([tokens], dtype="int32"), 0).realize()
   finally: realize.capturing.remove(cap)
   return [ei for ei in cap.items if ei.ast.op is Ops.SINK]
 

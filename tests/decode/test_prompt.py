@@ -11,7 +11,7 @@ from tinygrad.engine import realize
 from tinygrad.nn.state import get_state_dict
 from tinygrad.renderer.cstyle import CUDARenderer, NVRenderer
 from tinygrad.uop.ops import Ops
-from decode_helpers import PROMPTS, Capture, decode_step
+from decode_helpers import PROMPTS, Capture, decode_step, prompt_kernels
 
 @pytest.fixture(scope="module")
 def llama_1b_prompt():
@@ -97,13 +97,8 @@ def test_block_0_runs_the_kernels_of_the_other_blocks(models, quantized):
   # the embedding float32, as the residual stream is after block 0's attention (patch 0055): block 0's kernels are block 1's (fewer to lower and
   # compile before the first token), in a prompt and in decode
   model = models[quantized]
-  for step in (lambda: prompt_kernels(model), lambda: decode_step(model)):
+  for step in (lambda: prompt_kernels(model, PROMPTS[1]), lambda: decode_step(model)):
     kernels = step()
     by_block = [[ei.ast for ei in kernels if b.attn_norm.weight.uop.buffer in ei.bufs] for b in model.blk]
     assert len(by_block[0]) == 1 and by_block[0] == by_block[1]
 
-def prompt_kernels(model:Transformer) -> list:
-  realize.capturing.append(cap:=Capture())
-  try: model.forward(Tensor([PROMPTS[1]], dtype="int32"), 0).realize()
-  finally: realize.capturing.remove(cap)
-  return [ei for ei in cap.items if ei.ast.op is Ops.SINK]

@@ -3,15 +3,8 @@
 import numpy as np
 from tinygrad import Tensor, Device, dtypes, getenv
 from tinygrad.apps.llm import Transformer, QuantLinear
-from tinygrad.engine import realize
 from tinygrad.uop.ops import Ops
-from decode_helpers import PROMPTS, Capture, logits
-
-def prompt_kernels(model:Transformer, tokens:list[int]) -> list[realize.ExecItem]:
-  realize.capturing.append(cap:=Capture())
-  try: model.forward(Tensor([tokens], dtype="int32"), 0).realize()
-  finally: realize.capturing.remove(cap)
-  return [ei for ei in cap.items if ei.ast.op is Ops.SINK]
+from decode_helpers import PROMPTS, logits, prompt_kernels
 
 def block_linears(m:Transformer) -> list[QuantLinear]: return [l for b in m.blk for l in (b.attn_qkv, b.attn_output, b.ffn_gate_up, b.ffn_down)]
 
@@ -24,7 +17,7 @@ def test_a_prompt_multiplies_the_kept_float_weights(models):
   (head,) = [ei for ei in kernels if q.output.blocks.uop.buffer in ei.bufs]
   assert head.bufs[0].size == q.output.blocks.shape[0]
   def matmuls(m:Transformer) -> list:
-    weights = {l.weight.uop.buffer for b in m.blk for l in (b.attn_qkv, b.attn_output, b.ffn_gate_up, b.ffn_down)}
+    weights = {l.weight.uop.buffer for l in block_linears(m)}
     return [ei.ast for ei in prompt_kernels(m, PROMPTS[1]) if weights & set(ei.bufs)]
   assert len(qm:=matmuls(q)) == 4 * len(q.blk) and qm == matmuls(ref)
   for prompt in PROMPTS: np.testing.assert_array_equal(logits(q, prompt), logits(ref, prompt))

@@ -215,12 +215,7 @@ def test_context_pointer_keeps_40_bits(k):
 
 def test_bring_up_kernel_mappings_match_nvgpu_placement(k, orin):
   # the emulator's own SETUP_BIND + ALLOC_OBJ_CTX sequence, replayed as kmaps of the same sizes in the same order through nvgpu
-  as_ = orin.alloc_as(end=0xFF00000000, windows=True)
-  tsg = orin.open_tsg()
-  veid = orin.subcontext(tsg, as_)
-  compute, *_ = orin.channel(as_, tsg, veid)
-  copy, *_ = orin.channel(as_, tsg, veid)
-  orin.alloc_obj(compute, 0xC7C0); orin.alloc_obj(copy, 0xC7B5)
+  as_, *_ = orin.bring_up(end=0xFF00000000)
   got = k.files[as_.fd].vm.kernel_maps()
   assert [n for n, _, _ in got] == ["GPFIFO ring", "GPFIFO ring", "subcontext header", "GR context image", "patch buffer",
     "bundle circular buffer", "attribute buffer", "pagepool", "RTV circular buffer", "priv access map", "FECS trace buffer"]

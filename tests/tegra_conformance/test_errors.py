@@ -86,13 +86,8 @@ def test_map_buffer_ex_errors(orin):
   unallocated = orin.get_fd(orin.create(PAGE))
   assert errno_of(lambda: orin.map(as_, unallocated)) == EINVAL
 
-def _tsg_channel(orin, as_=None):
-  as_ = as_ or orin.alloc_as()
-  tsg = orin.open_tsg()
-  return as_, tsg, orin.subcontext(tsg, as_), orin.open_channel()
-
 def test_tsg_bind_rules(orin):
-  as_, tsg, veid, ch = _tsg_channel(orin)
+  as_, tsg, veid, ch = orin.tsg_channel()
   assert errno_of(lambda: orin.bind_tsg(tsg, ch, veid)) == EINVAL                        # no AS yet: VM mismatch
   orin.bind_as(as_, ch)
   assert errno_of(lambda: orin.bind_as(as_, ch)) == EINVAL                               # already bound to an AS
@@ -114,7 +109,7 @@ def test_subcontext_rules(orin):
   assert errno_of(lambda: orin.subcontext(tsg, as_, typ=C.NVGPU_TSG_SUBCONTEXT_TYPE_SYNC)) == ENOSPC
 
 def test_setup_bind_checks_in_order(orin):
-  as_, tsg, veid, ch = _tsg_channel(orin)
+  as_, tsg, veid, ch = orin.tsg_channel()
   (_, ring), (_, userd) = orin.buffer(8192, WC), orin.buffer(PAGE, WC)
   sb = lambda **kw: errno_of(lambda: orin.setup_bind(ch, kw.pop("userd", userd), kw.pop("ring", ring), **kw))
   assert sb(entries=1000) == EINVAL and sb(entries=1) == EINVAL
@@ -142,7 +137,7 @@ def test_wdt_needs_exactly_one_of_enable_disable(orin):
   orin.wdt(ch, C.NVGPU_IOCTL_CHANNEL_ENABLE_WDT); orin.wdt(ch)
 
 def test_alloc_obj_ctx_rules(orin):
-  as_, tsg, veid, ch = _tsg_channel(orin)
+  as_, tsg, veid, ch = orin.tsg_channel()
   assert errno_of(lambda: orin.alloc_obj(ch, 0xC7C0)) == EINVAL                          # no address space
   orin.bind_as(as_, ch)
   assert errno_of(lambda: orin.alloc_obj(ch, 0xC6C0)) == EINVAL                          # not a ga10b class

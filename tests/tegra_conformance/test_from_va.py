@@ -1,13 +1,10 @@
 # NVMAP_IOC_FROM_VA: an nvmap handle over the process's own memory, mapped for the GPU with MAP_BUFFER_EX like any other buffer
 # (nvmap_ioctl.c nvmap_ioctl_create_from_va, nvmap_handle.c nvmap_create_handle_from_va, nvmap_alloc.c nvmap_alloc_handle_from_va;
 # the rules are L4T r36.4 nvmap's, not yet run on an Orin).
-import ctypes, ctypes.util, errno, mmap, os, pytest
-from tegra_conformance.tegra import CTRL, F, PAGE, errno_of, proc_fds
+import ctypes, errno, mmap, os, pytest
+from tegra_conformance.tegra import CTRL, F, PAGE, errno_of, proc_fds, libc
 from orin_emu.kernel.uapi import consts as C
 
-libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-libc.mmap.restype, libc.mmap.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-libc.munmap.argtypes, libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t], [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 RW, CPU_AREA = mmap.PROT_READ | mmap.PROT_WRITE, (1 << 40, 1 << 48)   # 48-bit user addresses fit the 49-bit GPU aperture
 
 @pytest.fixture
