@@ -1,7 +1,7 @@
 # A byte of a uint32 set under constant upper bytes, (x >> 8e) & 0xFF | c, is one byte permute on NVIDIA GPUs (CUDA __byte_perm, PTX prmt)
 # instead of a shift, an and and an or: how the quantized matvecs make floats of their weights' bytes. Run on the emulated SM (which follows
 # the PTX ISA's prmt) from kernels rendered by NVRenderer (NVRTC) and PTXRenderer (nvJitLink) for sm_87: no GPU needed.
-import numpy as np, pytest
+import re, numpy as np, pytest
 from tinygrad import Tensor, dtypes
 from tinygrad.codegen import get_program
 from tinygrad.uop.ops import Ops
@@ -32,4 +32,27 @@ def test_a_constant_with_a_low_byte_keeps_the_or(kind):
   r = Runner(kind)
   np.testing.assert_array_equal(r.realize(bytes_under(t, C | 0x81), {t: X}), want(C | 0x81))
   src = get_program([si for si in bytes_under(t, C | 0x81).schedule() if si.ast.op is Ops.SINK][-1].ast, r.renderer).src
+  assert "__byte_perm" not in src and "prmt" not in src
+
+@pytest.mark.parametrize("kind", ["nv", "ptx"])
+@pytest.mark.parametrize("to", [8, 16])
+def test_a_byte_between_constant_bytes_is_a_byte_permute(kind, to):
+  # ((x >> 8e) & 0xFF) << to | c, c's byte to/8 clear: byte e moved into it (the quantized weights' 0.5 + q/256 with to 16, 0x3F000000)
+  c = 0x3F000000 if to == 16 else 0x4B000000
+  t = Tensor.empty(len(X), dtype=dtypes.uint32, device="NULL")
+  def moved(): return Tensor.stack(*[((t.rshift(8 * e) if e else t).bitwise_and(0xFF) if e < 3 else t.rshift(24)).lshift(to).bitwise_or(c)
+                                      for e in range(4)], dim=-1)
+  r = Runner(kind)
+  np.testing.assert_array_equal(r.realize(moved(), {t: X}), np.stack([((X >> np.uint32(8 * e)) & np.uint32(0xFF)) << np.uint32(to) | np.uint32(c)
+                                                                       for e in range(4)], axis=-1))
+  src = get_program([si for si in moved().schedule() if si.ast.op is Ops.SINK][-1].ast, r.renderer).src
+  assert src.count("__byte_perm" if kind == "nv" else "prmt.b32") == 4 and ">>" not in src and "shr." not in src
+  assert f"<<{to}u" not in src and not re.search(rf"shl\.b32 [^;]*, {to};", src)
+
+@pytest.mark.parametrize("kind", ["nv", "ptx"])
+def test_a_constant_with_the_target_byte_keeps_the_or(kind):
+  t = Tensor.empty(len(X), dtype=dtypes.uint32, device="NULL")
+  def moved(): return t.bitwise_and(0xFF).lshift(16).bitwise_or(0x3F800000)   # 0x80 in byte 2 would be or'd into the byte: no permute
+  np.testing.assert_array_equal(Runner(kind).realize(moved(), {t: X}), (X & np.uint32(0xFF)) << np.uint32(16) | np.uint32(0x3F800000))
+  src = get_program([si for si in moved().schedule() if si.ast.op is Ops.SINK][-1].ast, Runner(kind).renderer).src
   assert "__byte_perm" not in src and "prmt" not in src

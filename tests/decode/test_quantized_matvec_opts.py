@@ -95,8 +95,11 @@ def test_quantized_matvec_spreads_block_lanes_over_threads(shape, ggml_type, thr
 # the dequantization inside the matvec makes floats of bytes without int to float conversions (I2F issues at 1/8 the FMA rate on sm_86/87,
 # and there were two per weight), and its loop stays within the instruction count per weight measured for the patches (scripts/qmatvec_count.py:
 # 0033-0034 PTX lines a weight 14.1 and 13.4 (NVRTC), 21.6 and 23.5 (tinygrad's PTX) for Q4_K and Q6_K; 0035-0038 11.1, 10.2, 12.7, 15.3; a weight's
-# byte one prmt, 0047-0048: 10.0, 9.1, 11.4, 14.0)
-PTX_LOOP_PER_WEIGHT = {("cuda_c", 12): 10.5, ("cuda_c", 14): 9.5, ("ptx", 12): 12, ("ptx", 14): 14.5}
+# byte one prmt, 0047-0048: 10.0, 9.1, 11.4, 14.0; a weight one FMA of 0.5 + q/256, 0056: 9.1, 8.3, 10.9, 13.3). Float32 operations a weight in the
+# loop: 5.0, 3.5, 4.4, 3.6 before 0056 (a subtraction, a multiply by the scale and the FMA with x), 3.5, 2.75, 3.6, 2.9 with it
+PTX_LOOP_PER_WEIGHT = {("cuda_c", 12): 9.5, ("cuda_c", 14): 8.75, ("ptx", 12): 11.25, ("ptx", 14): 13.5}
+FP32_PER_WEIGHT = {12: 3.75, 14: 3.0}
+FP32_OP = re.compile(r"(fma\.rn|mul(\.rn)?|add(\.rn)?|sub(\.rn)?)\.f32\b")
 INT_TO_FLOAT = re.compile(r"\bcvt(\.rn)?\.f(16|32)\.[su](8|16|32|64)\b")
 @pytest.mark.parametrize("backend", RENDERERS.keys())
 @pytest.mark.parametrize("ggml_type", [12, 14], ids=["q4_k", "q6_k"])
@@ -108,7 +111,8 @@ def test_quantized_matvec_instructions_per_weight(ggml_type, backend, mv_env):
   gs, ls = p.launch_dims({})
   weights_per_iter = 2048 * 2048 / (prod(gs) * prod(ls)) / next(u for u in p.uops if u.op is Ops.RANGE).src[0].arg
   assert len(loop:=ptx_loop(ptx)) / weights_per_iter <= PTX_LOOP_PER_WEIGHT[(backend, ggml_type)]
-  # each weight's byte taken under 2**23's exponent by one byte permute, not an and and an or
+  assert sum(bool(FP32_OP.match(l)) for l in loop) / weights_per_iter <= FP32_PER_WEIGHT[ggml_type], "a weight: one FMA to make it, one with x"
+  # each weight's byte taken into 0.5's mantissa by one byte permute, not shifts, an and and an or
   assert sum(l.startswith("prmt") for l in loop) >= weights_per_iter
 
 # the blocks are read as words (Q4_K's 144-byte blocks as uint32, Q6_K's 210-byte ones as uint16), not bytes, and a lane's 4 consecutive x as one
