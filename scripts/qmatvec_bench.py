@@ -30,7 +30,7 @@ def main():
   args = ap.parse_args()
   from tinygrad import Tensor, Device, dtypes, helpers, nn
   from tinygrad.apps import llm
-  from tinygrad.apps.llm import QuantLinear
+  from tinygrad.apps.llm import QuantLinear, quant_blocks
   from tinygrad.engine import realize
   sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
   from synth_gguf import random_q6_k
@@ -44,9 +44,8 @@ def main():
     lins = []
     for _ in range(max(1, math.ceil(256e6 / w16.nbytes()))):  # copies of the weights, together past any L2
       lin = QuantLinear(in_f, out_f, 14)
-      # QuantLinear's words (uint16 since patch 0035, uint8 before), the bytes for the flat form
-      lin.blocks, lin.w16 = (raw + 0).bitcast(lin.blocks.dtype).realize(), (w16 + 0).realize()
-      lin.raw = lin.blocks if lin.blocks.dtype == dtypes.uint8 else (raw + 0).realize()
+      # QuantLinear's uint32 words (quant_blocks: each block padded to 212 bytes), the bytes for the flat form
+      lin.blocks, lin.w16, lin.raw = quant_blocks(raw + 0).realize(), (w16 + 0).realize(), (raw + 0).realize()
       lins.append(lin)
     x = Tensor(rng.standard_normal((1, 1, in_f)).astype(np.float16), device=args.dev).realize()
     ref = x.linear(w16.T).float().numpy()

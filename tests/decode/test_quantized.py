@@ -1,8 +1,8 @@
-# GGUF Q6_K/Q4_K weights kept quantized on the device: QuantLinear holds the ggml blocks (as uint16/uint32 words) and the matvec dequantizes them,
+# GGUF Q6_K/Q4_K weights kept quantized on the device: QuantLinear holds the ggml blocks (as uint32 words) and the matvec dequantizes them,
 # giving the tokens of the dequantize-at-load path while a decode step reads 210 bytes per 256 Q6_K weights instead of 512.
 import numpy as np, pytest
 from tinygrad import Tensor, nn, dtypes
-from tinygrad.apps.llm import Transformer, QuantLinear, block_runs, quant_word
+from tinygrad.apps.llm import Transformer, QuantLinear, block_runs, quant_blocks
 from tinygrad.engine import realize
 from tinygrad.nn.state import GGML_BLOCKS, ggml_blocks_to_tensor, ggml_data_to_tensor, get_state_dict
 from tinygrad.uop.ops import Ops
@@ -25,12 +25,12 @@ def test_linear_weights_stay_q6_k_blocks(models):
   ref, q = models
   layers = {f"blk.{i}.{a}":getattr(b, a) for i,b in enumerate(q.blk) for a in ("attn_qkv", "attn_output", "ffn_gate_up",
             "ffn_down")} | {"output": q.output}
-  # as uint16 words: a 210-byte block starts 2-byte aligned, so a lane's 2 quant bytes are one load
-  assert all(isinstance(l, QuantLinear) and l.ggml_type == Q6_K and l.blocks.dtype == dtypes.uint16 for l in layers.values())
+  # as uint32 words, each 210-byte block padded to 212: every block starts on a word, so a lane's 4 quant bytes are one load
+  assert all(isinstance(l, QuantLinear) and l.ggml_type == Q6_K and l.blocks.dtype == dtypes.uint32 for l in layers.values())
   ref_layers = {name:ref.output if name == "output" else getattr(ref.blk[int(name.split(".")[1])], name.split(".")[2]) for name in layers}
   for name, l in layers.items():
     out_f, in_f = ref_layers[name].weight.shape
-    assert l.blocks.shape == (out_f, in_f // 256, 105) and l.blocks.uop.buffer.nbytes == out_f * in_f // 256 * 210
+    assert l.blocks.shape == (out_f, in_f // 256, 53) and l.blocks.uop.buffer.nbytes == out_f * in_f // 256 * 212
   # the token embedding is gathered a row at a time: it is dequantized at load, only the tied output projection stays quantized
   assert q.token_embd.weight.dtype == dtypes.half
   quant_bytes = sum(l.blocks.nbytes() for l in layers.values())
@@ -45,7 +45,7 @@ def test_blocks_dequantize_to_the_loaded_weights(models):
   ref, q = models
   pairs = [(q.output, ref.output)] + [(getattr(qb, a), getattr(rb, a)) for qb,rb in zip(q.blk, ref.blk) for a in ("attn_qkv", "attn_output",
            "ffn_gate_up", "ffn_down")]
-  for ql, lin in pairs: np.testing.assert_array_equal(ggml_blocks_to_tensor(ql.blocks.bitcast(dtypes.uint8), Q6_K).cast(dtypes.half).numpy(), lin.weight.numpy())
+  for ql, lin in pairs: np.testing.assert_array_equal(ql.dequantized().numpy(), lin.weight.numpy())
   np.testing.assert_array_equal(q.token_embd.weight.numpy(), ref.token_embd.weight.numpy())
 
 def test_logits_and_greedy_tokens_match_dequantize_at_load(models):
@@ -74,7 +74,7 @@ def test_matvecs_do_not_recompute_the_rmsnorm(models):
     ei = next(ei for ei in kernels if any(b is l.blocks.uop.buffer for b in ei.bufs))
     assert not any(b is n.uop.buffer for b in ei.bufs for n in norms), [b.size for b in ei.bufs]
 
-def words(raw:np.ndarray, ggml_type:int) -> Tensor: return Tensor(raw.view(f"uint{8 * quant_word(ggml_type).itemsize}"))  # as QuantLinear holds them
+def words(raw:np.ndarray, ggml_type:int) -> Tensor: return quant_blocks(Tensor(raw))  # as QuantLinear holds them
 
 def random_q4_k(rng:np.random.Generator, rows:int, cols:int) -> np.ndarray:
   blocks = rng.integers(0, 256, (rows * cols // 256, 144), dtype=np.uint8)
