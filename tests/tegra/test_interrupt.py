@@ -7,8 +7,9 @@ CHILD = """
   dev = Device["NV"]
   # queued work that never finishes: the GPU waits on a signal nobody sets, as a long kernel keeps it busy
   dev.hw_compute_queue_t().wait(dev.new_signal(value=0), 1).signal(dev.timeline_signal, dev.next_timeline()).submit(dev)
-  print("WAITING", flush=True)
-  try: dev.synchronize()
+  try:
+    print("WAITING", flush=True)   # inside the try: a Ctrl-C from here on, even before the wait starts on a loaded machine, is the wait's
+    dev.synchronize()
   except KeyboardInterrupt: print("INTERRUPTED", flush=True); raise
 """
 
