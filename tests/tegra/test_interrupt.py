@@ -26,11 +26,12 @@ def test_ctrl_c_interrupts_the_wait_and_the_exit():
     until("WAITING", 120)
     time.sleep(0.5)
     p.send_signal(signal.SIGINT)
-    assert until("INTERRUPTED", 10) < 5   # at once, not at the end of the wait
-    assert until("NV: waiting for queued work before finalizing", 10) < 5   # the exit says what it waits for, and how to skip it
+    # each within 30 s: at once, not at the end of the 120 s wait, with room for a 2-core CI machine running two other emulated GPUs beside it
+    assert until("INTERRUPTED", 60) < 30
+    assert until("NV: waiting for queued work before finalizing", 60) < 30   # the exit says what it waits for, and how to skip it
     p.send_signal(signal.SIGINT)
-    assert until("NV: finalizing without waiting for queued work", 10) < 5
-    p.wait(timeout=10)
+    assert until("NV: finalizing without waiting for queued work", 60) < 30
+    p.wait(timeout=60)
   finally: p.kill()
   err = p.stderr.read()
   assert "KeyboardInterrupt" in err and "Exception ignored" not in err and err.count("Traceback") == 1, err   # the script's own, only
