@@ -18,9 +18,14 @@ def test_ctrl_c_interrupts_the_wait_and_the_exit():
                        env={**os.environ, "NV": "1", "HCQDEV_WAIT_TIMEOUT_MS": "120000"})   # a wait that does not end by itself in this test
   lines:queue.Queue = queue.Queue()
   threading.Thread(target=lambda: [lines.put(ln.rstrip("\n")) for ln in p.stdout], daemon=True).start()
+  seen: list[str] = []
   def until(text:str, timeout:float) -> float:
     st = time.monotonic()
-    while not lines.get(timeout=timeout).startswith(text): pass
+    try:
+      while not seen.append(lines.get(timeout=timeout)) and not seen[-1].startswith(text): pass
+    except queue.Empty:
+      p.kill()
+      raise AssertionError(f"no {text!r} in {timeout} s; the child printed {seen} and wrote to stderr: {p.stderr.read()[-2000:]}") from None
     return time.monotonic() - st
   try:
     until("WAITING", 120)
