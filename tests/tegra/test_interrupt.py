@@ -3,6 +3,9 @@
 import os, queue, signal, subprocess, sys, textwrap, threading, time
 
 CHILD = """
+  import signal
+  # Ctrl-C as a terminal sends it: a shell's background job (nohup ... &, as a CI runner may start the suites) inherits SIGINT ignored
+  signal.signal(signal.SIGINT, signal.default_int_handler)
   from tinygrad import Device
   dev = Device["NV"]
   # queued work that never finishes: the GPU waits on a signal nobody sets, as a long kernel keeps it busy
