@@ -10,9 +10,11 @@ from orin_emu.ptx.testing import Runner
 X = np.random.default_rng(0).integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
 C = 0x4B000000  # 2**23 as a float: byte e of x in its mantissa
 
-def bytes_under(t:Tensor, c:int) -> Tensor:
-  return Tensor.stack(*[((t.rshift(8 * e) if e else t).bitwise_and(0xFF) if e < 3 else t.rshift(24)).bitwise_or(c) for e in range(4)], dim=-1)
-def want(c:int) -> np.ndarray: return np.stack([(X >> np.uint32(8 * e)) & np.uint32(0xFF) | np.uint32(c) for e in range(4)], axis=-1)
+def bytes_under(t:Tensor, c:int, to:int=0) -> Tensor:
+  def byte(e:int) -> Tensor: return (t.rshift(8 * e) if e else t).bitwise_and(0xFF) if e < 3 else t.rshift(24)
+  return Tensor.stack(*[(byte(e).lshift(to) if to else byte(e)).bitwise_or(c) for e in range(4)], dim=-1)
+def want(c:int, to:int=0) -> np.ndarray:
+  return np.stack([((X >> np.uint32(8 * e)) & np.uint32(0xFF)) << np.uint32(to) | np.uint32(c) for e in range(4)], axis=-1)
 
 @pytest.mark.parametrize("kind", ["nv", "ptx"])
 def test_bytes_under_a_constant_are_byte_permutes(kind):
@@ -40,12 +42,9 @@ def test_a_byte_between_constant_bytes_is_a_byte_permute(kind, to):
   # ((x >> 8e) & 0xFF) << to | c, c's byte to/8 clear: byte e moved into it (the quantized weights' 0.5 + q/256 with to 16, 0x3F000000)
   c = 0x3F000000 if to == 16 else 0x4B000000
   t = Tensor.empty(len(X), dtype=dtypes.uint32, device="NULL")
-  def moved(): return Tensor.stack(*[((t.rshift(8 * e) if e else t).bitwise_and(0xFF) if e < 3 else t.rshift(24)).lshift(to).bitwise_or(c)
-                                      for e in range(4)], dim=-1)
   r = Runner(kind)
-  np.testing.assert_array_equal(r.realize(moved(), {t: X}), np.stack([((X >> np.uint32(8 * e)) & np.uint32(0xFF)) << np.uint32(to) | np.uint32(c)
-                                                                       for e in range(4)], axis=-1))
-  src = get_program([si for si in moved().schedule() if si.ast.op is Ops.SINK][-1].ast, r.renderer).src
+  np.testing.assert_array_equal(r.realize(bytes_under(t, c, to), {t: X}), want(c, to))
+  src = get_program([si for si in bytes_under(t, c, to).schedule() if si.ast.op is Ops.SINK][-1].ast, r.renderer).src
   assert src.count("__byte_perm" if kind == "nv" else "prmt.b32") == 4 and ">>" not in src and "shr." not in src
   assert f"<<{to}u" not in src and not re.search(rf"shl\.b32 [^;]*, {to};", src)
 
