@@ -12,6 +12,8 @@ def test_table_of_a_tiny_decode_step(tmp_path):
   # per block: 2 norms, q/k/v, the KV cache write, 4 attention, o, gate/up, down; and the embedding, output norm, lm head, argmax x2, the
   # token's copy into the buffer generate reads
   assert t["kernels"] == 11 * 2 + 6
+  # a token's RMSNorm one kernel of one workgroup (0062): the 2 of each block and the output norm
+  assert [(r["launches"], r["grid"], r["block"]) for r in t["rows"] if r["kernel"].startswith("rms_norm")] == [(5, "1x1x1", "256x1x1")]
   exps = sorted(r["tr"].get("EXP2", 0) for r in t["rows"] if r["what"] == "scaled_dot_product_attention")
   # the softmax sum takes an exp per (head, position), the weighted sum of v one per (head, output dim, position)
   assert exps == [0, 4 * 16, 4 * 64 * 16]
