@@ -124,8 +124,8 @@ def main():
   renderer = {"cuda": CUDARenderer, "nv": NVRenderer}[kind](arch, args.sms)
   from tinygrad import Device
   # nothing runs on NULL, but it lowers with the GPU's renderer (apps.llm writes the RMSNorm with workgroups where the device has them)
-  null = Device["NULL"]
-  null._select_compiler_pair = (lambda pair: lambda: (renderer, pair[1]))(null._select_compiler_pair())
+  null, (_, compiler) = Device["NULL"], Device["NULL"]._select_compiler_pair()
+  null._select_compiler_pair = lambda: (renderer, compiler)
   model = build(args.preset, args.max_context, args.quantized)
   items = decode_step(model, args.pos)
   rows, md = table(items, renderer, args.pos)
