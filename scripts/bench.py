@@ -180,8 +180,9 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
       if hasattr(blk, "cache_kv"): del blk.cache_kv
     progress(f"{dev} llm decode MV={cfg or 'env'}: {warmup} warm-up + {tokens} timed tokens")
     gen, ts, kernels, first_s = model.generate(list(prompt)) if not start_pos else decode_from(model, prompt[-1], start_pos), [], 0, 0.0
+    out = []  # the tokens: builds that decode alike give the same, whatever their kernels
     for i in range(warmup + tokens):
-      GlobalCounters.reset(); st = time.perf_counter(); next(gen); dt = time.perf_counter() - st
+      GlobalCounters.reset(); st = time.perf_counter(); out.append(next(gen)); dt = time.perf_counter() - st
       if i == 0: first_s = dt  # the prompt and the compile of every kernel it and the first decode step run
       if i >= warmup: ts.append(dt); kernels = GlobalCounters.kernel_count
     names = sorted({r.p.name for r in realize.method_cache.values() if hasattr(r, "p")})
@@ -199,7 +200,8 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
                      ms_per_token=med*1e3, weight_GB_s=param_bytes/med/1e9, weight_bytes=param_bytes, load_s=load_s, first_token_s=first_s,
                      kernels_per_token=kernels, jit_graph=not profile, prompt_len=0 if start_pos else len(prompt), start_pos=start_pos,
                      warmup=warmup, tokens=tokens, max_context=max_context,
-                     n_compiled=len(names), kernel_names_sha=hashlib.sha1("\n".join(names).encode()).hexdigest()[:12]))
+                     n_compiled=len(names), kernel_names_sha=hashlib.sha1("\n".join(names).encode()).hexdigest()[:12],
+                     tokens_sha=hashlib.sha1(str(out).encode()).hexdigest()[:12]))
     progress(f"{dev} llm decode MV={cfg or 'env'}: {1/med:.1f} tok/s")
     if profile: rows[-1]["profile"] = profile_token(gen)
   if prefill: rows.append(bench_prefill(model, prefill, dev))
