@@ -10,8 +10,11 @@ def test_table_of_a_tiny_decode_step(tmp_path):
   t = json.loads((tmp_path / "t.json").read_text())
   assert t["kernels"] == sum(r["launches"] for r in t["rows"])
   # per block: 2 norms, q/k/v, attention with the KV write, o, gate/up, down (fp16: the gated product in down's loads); and the embedding,
-  # output norm, lm head, argmax x2, the token's copy into the buffer generate reads
-  assert t["kernels"] == 7 * 2 + 6
+  # output norm, lm head, and the greedy token into the buffer generate reads
+  assert t["kernels"] == 7 * 2 + 4
+  # the greedy token one kernel of one workgroup (0065)
+  assert [(r["launches"], r["grid"], math.prod(map(int, r["block"].split("x")))) for r in t["rows"] if r["kernel"].startswith("argmax")] == \
+    [(1, "1x1x1", 1024)]
   # a token's RMSNorm one kernel of one workgroup (0062): the 2 of each block and the output norm
   assert [(r["launches"], r["grid"], r["block"]) for r in t["rows"] if r["kernel"].startswith("rms_norm")] == [(5, "1x1x1", "256x1x1")]
   # a token's attention one kernel of a workgroup a head (4 heads of 64 over 2 kv heads), 128 threads; an exp a position it scores (0..127)
