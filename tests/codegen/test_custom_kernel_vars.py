@@ -1,6 +1,6 @@
 # A custom kernel takes a bound variable among its inputs: its function gets the variable, and the schedule its value, also where nothing
 # else in the schedule binds it (patch "uop: a custom kernel takes bound variables")
-import numpy as np
+import numpy as np, pytest
 from tinygrad import Tensor, UOp
 from tinygrad.uop.ops import KernelInfo
 
@@ -20,3 +20,7 @@ def test_one_kernel_for_every_value():
   scheds = [Tensor.empty(8).custom_kernel(a, n.bind(v), fxn=add_n)[0].schedule_with_vars() for v in (1, 2)]
   assert [var_vals for _, var_vals in scheds] == [{"n": 1}, {"n": 2}]
   assert len({s[-1].ast.key for s, _ in scheds}) == 1
+
+def test_other_uops_are_refused():
+  with pytest.raises(TypeError, match="bound variables"):
+    Tensor.empty(8).custom_kernel(Tensor.arange(8).float(), UOp.variable("n", 0, 10), fxn=add_n)  # unbound
