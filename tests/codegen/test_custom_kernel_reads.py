@@ -21,3 +21,12 @@ def test_no_copy_of_a_custom_kernels_output():
 def test_values():
   c, want = read_twice()
   np.testing.assert_equal(c.numpy(), want)
+
+def add_one_twice() -> Tensor:
+  # a one-dimensional output has no reshape over its buffer: read in place all the same
+  a = Tensor.arange(16).float().contiguous().realize()
+  return Tensor.empty(16).custom_kernel(Tensor.empty(16).custom_kernel(a, fxn=add_one)[0], fxn=add_one)[0]
+
+def test_custom_kernel_reads_a_custom_kernels_output():
+  assert [e.ast.arg.name if e.ast.arg is not None else "" for e in add_one_twice().schedule()] == ["add_one", "add_one"]
+  np.testing.assert_equal(add_one_twice().numpy(), np.arange(16) + 2)
