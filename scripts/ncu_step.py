@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""One graphed LLaMA decode step's kernels timed by Nsight Compute: where a step's time goes, kernel by kernel, without the launch and
+synchronization that timing each kernel alone (bench.py --profile) adds.
+  ncu --profile-from-start off --clock-control none --cache-control none --csv --print-units base \\
+      --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \\
+      python3 scripts/ncu_step.py run GGUF > step.csv        # on the GPU (CUDA=1, PYTHONPATH the tinygrad tree)
+  python3 scripts/ncu_step.py summary step.csv [...] [--json OUT]  # anywhere: time a kernel name, slowest first
+run decodes 40 tokens through generate and 55 steps from position 100 (the JIT captured and graphed), then profiles the step at 155 only
+(cuProfilerStart/Stop). ncu replays each kernel of the graph alone: --cache-control none leaves the L2 as the step before left it."""
+import argparse, collections, csv, ctypes, json, pathlib, sys
+
+def run(gguf:str):
+  from tinygrad import Tensor, Device, UOp
+  from tinygrad.apps.llm import Transformer
+  model, kv = Transformer.from_gguf(Tensor(pathlib.Path(gguf)).to("CUDA"), max_context=1024)
+  gen = model.generate([kv["tokenizer.ggml.bos_token_id"]] + list(range(1000, 1015)))
+  toks = [next(gen) for _ in range(40)]
+  v, t, p = UOp.variable("start_pos", 1, model.max_context - 1), Tensor([[toks[-1]]], dtype="int32"), 100
+  for _ in range(55): t, p = model(t, v.bind(p)), p + 1
+  Device["CUDA"].synchronize()
+  cu = ctypes.CDLL("libcuda.so.1")
+  cu.cuProfilerStart(); model(t, v.bind(p)); Device["CUDA"].synchronize(); cu.cuProfilerStop()
+
+def summary(path:str) -> dict:
+  rows = [r for r in csv.reader(open(path)) if len(r) > 10]
+  hdr, kernels = rows[0], collections.defaultdict(dict)
+  for r in rows[1:]: kernels[r[hdr.index("ID")]].update({"name": r[hdr.index("Kernel Name")], r[hdr.index("Metric Name")]: r[hdr.index("Metric Value")]})
+  by_name: dict[str, dict] = {}
+  for k in kernels.values():
+    us = float(k["gpu__time_duration.sum"].replace(",", "")) / 1e3
+    r = by_name.setdefault(k["name"].split("(")[0], dict(launches=0, us=0.0, grid=k["launch__grid_size"], block=k["launch__block_size"],
+                                                         regs=k["launch__registers_per_thread"]))
+    r["launches"] += 1; r["us"] = round(r["us"] + us, 2)
+  return dict(file=path, kernels=len(kernels), us=round(sum(r["us"] for r in by_name.values()), 1),
+              by_kernel=dict(sorted(by_name.items(), key=lambda kv: -kv[1]["us"])))
+
+if __name__ == "__main__":
+  ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  sub = ap.add_subparsers(dest="cmd", required=True)
+  sub.add_parser("run").add_argument("gguf")
+  s = sub.add_parser("summary"); s.add_argument("csv", nargs="+"); s.add_argument("--json")
+  args = ap.parse_args()
+  if args.cmd == "run": sys.exit(run(args.gguf))
+  out = [summary(p) for p in args.csv]
+  for o in out:
+    print(f"{o['file']}: {o['kernels']} kernels, {o['us']} us")
+    for n, r in o["by_kernel"].items():
+      print(f"  {n:40s} {r['launches']:4d} x {r['us'] / r['launches']:8.2f} us = {r['us']:8.1f} us  grid {r['grid']} block {r['block']} regs {r['regs']}")
+  if args.json: pathlib.Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
