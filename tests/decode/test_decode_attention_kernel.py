@@ -1,7 +1,8 @@
 # A decode token's attention as one kernel (patch "apps/llm: a decode token's attention and KV write in one kernel"), run on the emulated Orin
 # (the PTX interpreter, launched like NV) against numpy: q and k rotated, k and v stored in the cache at start_pos, positions past start_pos
-# (random here, as a longer earlier prompt leaves them) unread. Heads of 64 (two thread groups over the positions) and 128 (one), several
-# rounds of 128 positions, a cache of a length no multiple of 128, q/k/v in one buffer or three.
+# (random here, as a longer earlier prompt leaves them) unread. Heads of 64 (two thread groups over the positions) and 128 (one), of 32, 8
+# and 4 (fewer than the 8 elements of k a load of patch "apps/llm: decode's custom kernels keep their loads in flight"), several rounds of
+# 128 positions, a cache of a length no multiple of 128, q/k/v in one buffer or three.
 import math
 import numpy as np, pytest
 import orin_emu.ptx.device  # noqa: F401  registers EMU
@@ -23,7 +24,8 @@ def reference(q, k, v, cache, F, sp):
   return np.concatenate(out), c
 
 @pytest.mark.parametrize("H,KvH,Hd,C,sp,split", [(4, 2, 64, 256, 0, False), (4, 2, 64, 256, 5, True), (4, 2, 64, 256, 130, False),
-                                                  (4, 2, 64, 200, 199, False), (2, 1, 128, 256, 140, True)])
+                                                  (4, 2, 64, 200, 199, False), (2, 1, 128, 256, 140, True), (8, 4, 32, 64, 40, False),
+                                                  (4, 2, 8, 160, 150, True), (2, 2, 4, 16, 9, False)])
 def test_matches_numpy(H, KvH, Hd, C, sp, split):
   rng = np.random.default_rng(sp)
   q, k, v = (rng.standard_normal((n, Hd)).astype(np.float32) for n in (H, KvH, KvH))
