@@ -66,7 +66,7 @@
         shellHook = ''
           if [ -f tinygrad/tinygrad/__init__.py ]; then
             export PYTHONPATH="$PWD/tinygrad''${PYTHONPATH:+:$PYTHONPATH}"
-            echo "tinygrad: editable from $PWD/tinygrad (scripts/setup applies patches/series there as commits)"
+            echo "tinygrad: editable from $PWD/tinygrad, upstream master (scripts/setup applies patches/master/series there as commits)"
           else
             echo "tinygrad: patched 0.12.0 from the overlay (git submodule update --init tinygrad for an editable tree)"
           fi

@@ -15,7 +15,7 @@ cmd=$1 SRC=$(realpath -m "$2"); shift 2
 LCP_VERSION=0.3.36
 if [ "$cmd" = gather ]; then
   set -e; HERE=$(dirname "$(realpath "$0")"); tmp=$(mktemp -d); mkdir -p "$SRC/patches" "$SRC/scripts" "$SRC/whl"
-  python3 -c "import sys, pathlib; sys.path.insert(0, '$HERE'); import series; series.fetch_sdist(pathlib.Path('$SRC'))"  # the pinned sdist, checked
+  python3 -c "import sys, pathlib; sys.path.insert(0, '$HERE'); import series; series.V012.fetch(pathlib.Path('$SRC'))"  # the pinned sdist, checked
   cp "$HERE"/../patches/series "$HERE"/../patches/*.patch "$SRC/patches/"; cp "$HERE"/*.py "$SRC/scripts/"
   python3 -m pip download -q --no-deps --only-binary=:all: -d "$SRC/whl" gguf==0.17.1
   if [ ! -e "$SRC/llama.cpp-src.tar.gz" ]; then

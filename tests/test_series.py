@@ -86,6 +86,14 @@ def test_broken_patch_stops_setup_with_its_name(two_topics, base_tree, tmp_path)
   assert r.returncode == 1 and "patch 0002-renderer-ptx-mark.patch does not apply" in r.stderr
   assert series.git(t, "log", "-1", "--format=%s") == "opt/heuristic: mark"   # stopped right after the last good patch
 
+def test_a_topic_that_comes_back_gets_a_branch_of_its_own(tree, tmp_path):
+  commit(tree, "tinygrad/renderer/ptx.py", "class PTXRenderer", "# first\nclass PTXRenderer", "renderer/ptx: first")
+  commit(tree, "tinygrad/renderer/ptx.py", "# first", "# first, then graph", "runtime/graph: on top of ptx")
+  commit(tree, "tinygrad/renderer/ptx.py", "# first, then graph", "# first, then graph, then ptx", "renderer/ptx: on top of graph")
+  assert series.export(tree, tmp_path/"p") == ["pr/renderer-ptx", "pr/runtime-graph (stacked on 'renderer/ptx: first')",
+                                              "pr/renderer-ptx-2 (stacked on 'runtime/graph: on top of ptx')"]
+  assert series.git(tree, "rev-list", "--count", "v0.12.0..pr/renderer-ptx-2") == "3"
+
 def test_series_naming_a_missing_patch_is_an_error(two_topics, tree):
   (two_topics/"series").write_text("0001-opt-heuristic-mark.patch\n0003-gone.patch\n")
   with pytest.raises(series.SeriesError, match="0003-gone.patch"): series.apply(tree, two_topics, CACHE)
@@ -103,9 +111,28 @@ def test_commit_without_topic_prefix_is_refused(tree, tmp_path):
 
 def test_sdist_is_hash_checked(tmp_path):
   (cache:=tmp_path/"dl").mkdir()
-  (cache/series.SDIST).write_bytes(bytes([(data:=(CACHE/series.SDIST).read_bytes())[0] ^ 1]) + data[1:])
-  with pytest.raises(series.SeriesError, match="does not match the pinned"): series.fetch_sdist(cache)
-  assert not (cache/series.SDIST).exists()
+  (cache/series.V012.archive).write_bytes(bytes([(data:=(CACHE/series.V012.archive).read_bytes())[0] ^ 1]) + data[1:])
+  with pytest.raises(series.SeriesError, match="does not match the pinned"): series.V012.fetch(cache)
+  assert not (cache/series.V012.archive).exists()
+
+def test_master_tarball_is_hash_checked(tmp_path, monkeypatch):
+  (up:=tmp_path/"shared"/"upstream").mkdir(parents=True)
+  data = (ROOT.parent/"shared"/"upstream"/(name:=series.BASES["master"].archive)).read_bytes()
+  (up/name).write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+  monkeypatch.setattr(series, "ROOT", tmp_path/"repo")
+  with pytest.raises(series.SeriesError, match="does not match the pinned"): series.BASES["master"].fetch(CACHE)
+  (up/name).unlink()
+  with pytest.raises(series.SeriesError, match="is missing"): series.BASES["master"].fetch(CACHE)
+  assert (ROOT.parent/"shared"/"upstream"/name).read_bytes() == data   # the shared copy is never touched
+
+def test_master_series_applies_and_exports_byte_for_byte(tmp_path):
+  base = series.BASES["master"]
+  series.apply(tree:=tmp_path/"tinygrad", base.patches, CACHE, base=base)
+  assert series.git(tree, "log", "-1", "--format=%s", base.tag) == "tinygrad upstream-a9069c17 (tinygrad-a9069c17.tar.xz)"
+  assert int(series.git(tree, "rev-list", "--count", f"{base.tag}..orin")) == len(names:=series.read_series(base.patches))
+  series.export(tree, out:=tmp_path/"out", base)
+  want = {n: (base.patches/n).read_bytes() for n in names}
+  assert files(out) == {**want, "series": "".join(f"{n}\n" for n in want).encode()}
 
 def test_apply_until_stops_before_the_named_patch(two_topics, tree):
   # a tree to measure a patch against: the series before it (scripts/device_bench.sh's series@TEXT builds)

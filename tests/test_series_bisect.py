@@ -26,9 +26,9 @@ if os.environ.get("ORIN_EMU") == "1":
   assert (Tensor([1., 2., 3.], device="NV") * 2 + 1).tolist() == [3., 5., 7.]
 """
 
-def apply_all(patches:Path, names:list[str], tree:Path) -> tuple[list[str], str|None]:
+def apply_all(patches:Path, names:list[str], tree:Path, base:series.Base=series.V012) -> tuple[list[str], str|None]:
   """git am each patch onto a fresh base in tree: the commits made, and the name of the first patch that does not apply (None: all did)."""
-  series.materialise(tree, CACHE)
+  series.materialise(tree, CACHE, base)
   commits = []
   for n in names:
     r = subprocess.run(["git", "-C", str(tree), "am", "-q", "--committer-date-is-author-date", str(patches/n)], capture_output=True, text=True,
@@ -58,10 +58,10 @@ def check_prefix(tree:Path, commit:str, scratch:Path) -> str|None:
                        timeout=300)
     return None if r.returncode == 0 else (r.stdout + r.stderr)[-1500:]
 
-def walk(patches:Path, tmp:Path, only:set[str]|None=None) -> dict[str, str]:
+def walk(patches:Path, tmp:Path, only:set[str]|None=None, base:series.Base=series.V012) -> dict[str, str]:
   """Each prefix of the series (those ending in a patch named in only, when given): {patch name: why it failed} for the failing ones."""
   names = series.read_series(patches)
-  commits, broken = apply_all(patches, names, tree:=tmp/"tinygrad")
+  commits, broken = apply_all(patches, names, tree:=tmp/"tinygrad", base)
   failures = {broken: "does not apply"} if broken else {}
   todo = [(n, c) for n, c in zip(names, commits) if only is None or n in only]
   with ThreadPoolExecutor(2) as pool:
@@ -69,9 +69,9 @@ def walk(patches:Path, tmp:Path, only:set[str]|None=None) -> dict[str, str]:
       if err is not None: failures[n] = err
   return failures
 
-def tegra_line_revisions(tree:Path) -> list[str]:
+def tegra_line_revisions(tree:Path, base:series.Base=series.V012) -> list[str]:
   """Patches after the one adding TegraIface that change or remove lines inside class TegraIface, without a Revises-TegraIface: line."""
-  commits = series.git(tree, "rev-list", "--reverse", f"{series.BASE_TAG}..HEAD").split()
+  commits = series.git(tree, "rev-list", "--reverse", f"{base.tag}..HEAD").split()
   bad = []
   for c in commits:
     old = series.git(tree, "show", f"{c}^:{NV}").splitlines()
@@ -84,19 +84,22 @@ def tegra_line_revisions(tree:Path) -> list[str]:
       bad.append(series.git(tree, "log", "-1", "--format=%s", c))
   return bad
 
-def test_every_prefix_builds_and_computes(tmp_path):
+@pytest.mark.parametrize("base", list(series.BASES))
+def test_every_prefix_builds_and_computes(tmp_path, base):
   if not Path(PY).exists(): pytest.skip("no .venv (scripts/setup makes it)")
-  failures = walk(ROOT/"patches", tmp_path)
+  failures = walk((b:=series.BASES[base]).patches, tmp_path, base=b)
   assert not failures, "\n\n".join(f"{n}:\n{err}" for n, err in failures.items())
 
-def test_no_patch_rewrites_tegraiface_lines_of_an_earlier_one(tmp_path):
-  _, broken = apply_all(ROOT/"patches", series.read_series(ROOT/"patches"), tree:=tmp_path/"tinygrad")
-  assert broken is None and not (bad:=tegra_line_revisions(tree)), bad
+@pytest.mark.parametrize("base", list(series.BASES))
+def test_no_patch_rewrites_tegraiface_lines_of_an_earlier_one(tmp_path, base):
+  b = series.BASES[base]
+  _, broken = apply_all(b.patches, series.read_series(b.patches), tree:=tmp_path/"tinygrad", b)
+  assert broken is None and not (bad:=tegra_line_revisions(tree, b)), bad
   # the check itself: a commit that changes a line TegraIface has had since it was added is named, one that says why is not
-  (f:=tree/NV).write_text(f.read_text().replace("  nvmap_tag = 0x0900", "  nvmap_tag = 0x0a00", 1))
-  series.git(tree, "commit", "-q", "-am", "runtime/nv/tegra: another tag")
-  series.git(tree, "commit", "-q", "--allow-empty", "-m", "runtime/nv/tegra: empty\n\nRevises-TegraIface: nothing")
-  assert tegra_line_revisions(tree) == ["runtime/nv/tegra: another tag"]
+  (f:=tree/NV).write_text(f.read_text().replace("/dev/nvgpu/igpu0/ctrl\"", "/dev/nvgpu/igpu1/ctrl\"", 1))
+  series.git(tree, "commit", "-q", "-am", "nv: another node")
+  series.git(tree, "commit", "-q", "--allow-empty", "-m", "nv: empty\n\nRevises-TegraIface: nothing")
+  assert tegra_line_revisions(tree, b) == ["nv: another node"]
 
 def test_a_broken_patch_in_the_middle_is_named(tmp_path):
   # the patch that makes devices refuse work after fork(): its import-time hook misspelled, so the import of hcq.py fails from there on
