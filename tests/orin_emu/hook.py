@@ -51,9 +51,9 @@ def _register_ptx():
 def _load_stored_programs(mod):
   # a program compiled in another process (a BEAM worker) has its PTX in the registry's store: register it when it is loaded
   from orin_emu.ptx import registry
-  def init(self, dev, name, lib, _init=mod.NVProgram.__init__):
-    registry.load(lib)
-    _init(self, dev, name, lib)
+  def init(self, dev, *args, _init=mod.NVProgram.__init__, **kwargs):
+    registry.load(args[0].lib if hasattr(args[0], "lib") else args[1])   # a TinyELF (tinygrad >= 0.13), or name and lib
+    _init(self, dev, *args, **kwargs)
   mod.NVProgram.__init__ = init
 
 def _graph_on_host(mod): mod.HCQGraph.__del__ = _on_host(mod.HCQGraph.__del__)

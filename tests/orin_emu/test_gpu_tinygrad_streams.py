@@ -17,10 +17,12 @@ def device(gpu, mem):
     ring, userd = np.zeros(ENTRIES * 8, np.uint8), np.zeros(0x1000, np.uint8)
     gpu.add_channel(chid, chid, mem, ring, ENTRIES, userd)
     gpu.alloc_obj(chid, cls)
-    return GPFifo(ring=ring.view(np.uint64), controls=nv.AmpereAControlGPFifo.from_buffer(userd), entries_count=ENTRIES, token=chid)
+    return GPFifo(ring=ring.view(np.uint64), gpput=userd[nv.AmpereAControlGPFifo.GPPut.offset:].view(np.uint32), entries_count=ENTRIES, token=chid)
   return types.SimpleNamespace(cmdq_page=types.SimpleNamespace(va_addr=CMDQ), cmdq_allocator=BumpAllocator(size=0x200000, base=CMDQ, wrap=True),
     cmdq=cmdq.view(np.uint32), gpu_mmio=usermode.view(np.uint32), compute_gpfifo=fifo(511, 0xc7c0), dma_gpfifo=fifo(510, 0xc7b5),
     _check_usable=lambda: None)   # submit() first asks the device whether this process may use it
+
+def hcq_buf(addr): return types.SimpleNamespace(va_addr=addr)   # an HCQBuffer as copy() reads it
 
 def wait(mem, va, value):
   deadline = time.monotonic() + 20
@@ -35,7 +37,7 @@ def test_tinygrad_setup_copy_and_timeline():
   NVComputeQueue().setup(compute_class=0xc7c0, local_mem_window=0xFD00000000, shared_mem_window=0xFE00000000).signal(sig, 1).submit(dev)
   NVCopyQueue().wait(sig, 1).setup(copy_class=0xc7b5).signal(sig, 2).submit(dev)
   for i in range(3, 1200):   # more submissions than the 1024-entry rings hold, each waiting for the previous one: no lapping
-    if i % 2: NVCopyQueue().wait(sig, i - 1).copy(DST + i, SRC + i, 4096 + i).signal(sig, i).submit(dev)
+    if i % 2: NVCopyQueue().wait(sig, i - 1).copy(hcq_buf(DST + i), hcq_buf(SRC + i), 4096 + i).signal(sig, i).submit(dev)
     else: NVComputeQueue().wait(sig, i - 1).memory_barrier().signal(sig, i).submit(dev)
     if i % 100 == 0: wait(mem, SIG, i)
   wait(mem, SIG, 1199)

@@ -22,7 +22,7 @@ CASES = {
   "sin_large_f64": ([(64,)], F64, normal, lambda x: (x * 1e7).sin(), 1e-12, ("nv",)),  # PTX: tinygrad's software sin, 7e-3 off
   "matmul": ([(32, 48), (48, 40)], F32, normal, lambda a, b: a @ b, 1e-5, ("nv", "ptx")),
   "matmul_half_tc": ([(64, 64), (64, 64)], F16, normal, lambda a, b: a @ b, 2e-3, ("nv", "ptx")),
-  "matmul_bf16_tc": ([(64, 64), (64, 64)], BF16, normal, lambda a, b: (a @ b).cast(F32), 1e-2, ("nv",)),
+  "matmul_bf16_tc": ([(64, 64), (64, 64)], BF16, normal, lambda a, b: (a @ b).cast(F32), 1e-2, ("nv", "ptx")),
   "sum": ([(4096,)], F32, normal, lambda x: x.sum(), 1e-5, ("nv", "ptx")),
   "max_axis": ([(33, 65)], F32, normal, lambda x: x.max(axis=1), 0, ("nv", "ptx")),
   "softmax": ([(16, 100)], F32, normal, lambda x: x.softmax(), 1e-6, ("nv", "ptx")),
@@ -69,7 +69,7 @@ def _run(name, kind, shapes, dt, gen, fn):
 @pytest.mark.parametrize("name", list(CASES))
 def test_kernel_matches_cpu(name, kind):
   shapes, dt, gen, fn, tol, kinds = CASES[name]
-  if kind not in kinds: pytest.skip("PTXRenderer refuses bf16" if dt == BF16 else "tinygrad's software float64 sin is off past 1e6 (NUMPY reference)")
+  if kind not in kinds: pytest.skip("tinygrad's software float64 sin is off past 1e6 (NUMPY reference)")
   out, ref = _run(name, kind, shapes, dt, gen, fn)
   assert out.shape == ref.shape
   o, r = out.astype(np.float64), ref.astype(np.float64)
@@ -79,7 +79,6 @@ def test_kernel_matches_cpu(name, kind):
 @pytest.mark.parametrize("src", CASTS, ids=lambda d: d.name)
 def test_casts_match_cpu(src, kind):
   """All 13x13 dtype casts of edge values in one kernel per source dtype."""
-  if kind == "ptx" and src == BF16: pytest.skip("PTXRenderer has no bf16")
   edge = np.array([0, 1, -1, 0.5, -0.5, 1.5, 2.5, -2.5, 127, 128, -129, 255.7, 65504, -65536.5, 3e9, -3e9, 1e20, np.nan, np.inf, -np.inf,
                    1e-30, -0.0, 7.25, 33000.0], np.float64)
   if dtypes.is_int(src) or src == dtypes.bool:
@@ -89,7 +88,7 @@ def test_casts_match_cpu(src, kind):
     if info is not None and info.min < 0: vals[::2] = -vals[::2] - 1
   elif src == BF16: vals = (edge.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
   else: vals = edge.astype(src.fmt)
-  targets = [d for d in CASTS if d != src and not (kind == "ptx" and d == BF16)]
+  targets = [d for d in CASTS if d != src]
   for d in targets:
     src_f = vals.astype(np.float64) if src != BF16 else (vals.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     keep = np.ones(len(vals), np.bool_)
@@ -117,27 +116,25 @@ def test_emu_device_runs_tinygrad_end_to_end():
   np.testing.assert_allclose((t.exp2() @ t.T).numpy(), np.exp2(x) @ x.T, rtol=1e-6)
   np.testing.assert_array_equal(t[2:4].contiguous().numpy(), x[2:4])
 
-def _tiny_llm_tokens(device:str, ptx:int=0) -> list[int]:
+def _tiny_llm_tokens(device:str) -> list[int]:
   from tinygrad import nn
-  from tinygrad.helpers import Context
-  from tinygrad.apps.llm import Transformer
-  m = Transformer(num_blocks=1, dim=64, hidden_dim=128, n_heads=4, n_kv_heads=2, norm_eps=1e-5, vocab_size=96, head_dim=16, rope_theta=10000.0,
-                  max_context=10)
+  from tinygrad.llm.model import Transformer, TransformerConfig
+  m = Transformer(TransformerConfig(num_blocks=1, dim=64, hidden_dim=128, n_heads=4, n_kv_heads=2, norm_eps=1e-5, vocab_size=96, head_dim=16,
+                                    rope_theta=10000.0, rope_dim=16, v_head_dim=16, max_context=10))
   rng = np.random.default_rng(0)
   for v in nn.state.get_state_dict(m).values(): v.replace(Tensor((rng.standard_normal(v.shape) * 0.2).astype(np.float16), device=device))
-  with Context(NV_PTX=ptx):
-    gen = m.generate([1, 5, 9])
-    return [next(gen) for _ in range(5)]
+  gen = m.generate([1, 5, 9])
+  return [next(gen) for _ in range(5)]
 
 def test_fp16_llm_block_with_kv_cache_and_jit():
-  """apps.llm Transformer in fp16: prefill, then JIT decode with a symbolic start_pos over the memory planner's sub-buffers."""
+  """llm.model Transformer in fp16: prefill, then JIT decode with a symbolic start_pos over the memory planner's sub-buffers."""
   import os, subprocess, sys, pathlib
   here = pathlib.Path(__file__).parent
-  code = ("import sys, orin_emu.ptx.device; from tinygrad import Device; Device.DEFAULT = sys.argv[1];"
-          "from test_ptx_kernels import _tiny_llm_tokens; print(_tiny_llm_tokens(sys.argv[1]))")
-  # one process per device: apps.llm caches its rope table on the device of first use
+  code = "import sys, orin_emu.ptx.device; from test_ptx_kernels import _tiny_llm_tokens; print(_tiny_llm_tokens(sys.argv[1]))"
+  # one process per device: llm.model caches its rope table on the device of first use
   def tokens(dev):
-    r = subprocess.run([sys.executable, "-c", code, dev], capture_output=True, text=True, cwd=here, env={**os.environ, "PYTHONPATH": str(here.parent)})
+    path = os.pathsep.join([str(here.parent), *filter(None, [os.environ.get("PYTHONPATH")])])
+    r = subprocess.run([sys.executable, "-c", code, dev], capture_output=True, text=True, cwd=here, env={**os.environ, "DEV": dev, "PYTHONPATH": path})
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout.strip().splitlines()[-1]
   emu = tokens("EMU")

@@ -1,6 +1,6 @@
 # The SM room's contract: registry (program image -> PTX), kernel parameters in constant bank 0, memory spaces, SIMT control,
 # special registers, mma fragments, and the faults the hardware raises.
-import os, pathlib, struct, subprocess, sys, numpy as np, pytest
+import itertools, os, pathlib, struct, subprocess, sys, numpy as np, pytest
 from types import SimpleNamespace
 from orin_emu.faults import MMUFault, SMException
 from orin_emu.ptx import execute, launch, registry, sm
@@ -72,8 +72,8 @@ def test_program_compiled_in_another_process(tmp_path, monkeypatch):
   # BEAM compiles candidates in worker processes that never open a device: their PTX reaches the process that loads the cubin
   tests = str(pathlib.Path(__file__).resolve().parents[1])
   src = 'extern "C" __global__ void kx(int* out) { out[threadIdx.x] = threadIdx.x * %d; }' % (os.getpid() * 7 + 3)   # new to this process
-  code = ("import sys\nfrom tinygrad.runtime.support.compiler_cuda import NVCompiler\n"
-          "sys.stdout.buffer.write(NVCompiler('sm_87').compile(sys.argv[1]))")
+  code = ("import sys\nfrom tinygrad.runtime.support.compiler_cuda import NVRTCCompiler\n"
+          "sys.stdout.buffer.write(NVRTCCompiler('sm_87', ptx=False).compile(sys.argv[1]))")
   monkeypatch.setattr(registry, "STORE", tmp_path)
   r = subprocess.run([sys.executable, "-c", code, src], capture_output=True, timeout=120, env={**os.environ, "ORIN_EMU": "1",
                      "ORIN_EMU_PTX_DIR": str(tmp_path), "PYTHONPATH": os.pathsep.join([tests, *filter(None, [os.environ.get("PYTHONPATH")])])})
@@ -87,6 +87,7 @@ def test_program_compiled_in_another_process(tmp_path, monkeypatch):
   np.testing.assert_equal(raw[:out.nbytes].view(np.int32), np.arange(32) * (os.getpid() * 7 + 3))
 
 def test_param_base_is_where_nvprogram_puts_kernargs():
+  from tinygrad.device import TinyELF
   from tinygrad.runtime.ops_nv import NVProgram, nv_gpu
   from tinygrad.runtime.support.hcq import HCQBuffer
   for kind, src, name in [("nv", CUDA_SIN, "ksin"), ("ptx", ".version VERSION\n.target TARGET\n.address_size 64\n.visible .entry kp(.param .u64 a, .param .u32 n) { ret; }", "kp")]:
@@ -96,8 +97,9 @@ def test_param_base_is_where_nvprogram_puts_kernargs():
     dev = SimpleNamespace(renderer=r, iface=SimpleNamespace(compute_class=nv_gpu.AMPERE_COMPUTE_B), synchronize=lambda: None,
                           allocator=SimpleNamespace(alloc=lambda size, spec: allocs.append(size) or HCQBuffer(0x10000000, size), _copyin=lambda b, im: None,
                                                     free=lambda *a: None),
-                          shared_mem_window=SHARED_WINDOW, local_mem_window=LOCAL_WINDOW, slm_per_thread=0x1000, _ensure_has_local_memory=lambda x: None, sass_version=0x87)
-    prg = NVProgram(dev, name, cubin)
+                          shared_mem_window=SHARED_WINDOW, local_mem_window=LOCAL_WINDOW, slm_per_thread=0x1000, _ensure_has_local_memory=lambda x: None, sass_version=0x87,
+                          prof_prg_counter=itertools.count())
+    prg = NVProgram(dev, TinyELF(cubin, name, r.target, ()))
     # CLikeArgsState writes the buffer addresses right after the cbuf_0 prefix
     assert registry.register(cubin, b"") == [] and registry.lookup(bytes(Loaded(DictMemory(), cubin, name).image()), 0).param_base == len(prg.cbuf_0) * 4
 

@@ -5,7 +5,7 @@
 # Programs also run in processes other than the one that compiled them (BEAM compiles its candidates in worker processes and times
 # them in the parent), so every registration is stored on disk too, in a directory all processes share (ORIN_EMU_PTX_DIR, inherited
 # by children), one file per cubin named by its hash: a process that loads a cubin it did not compile registers it from there (load()).
-import os, re, struct, hashlib, tempfile, zlib
+import copy, os, re, struct, hashlib, tempfile, threading, zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from orin_emu.faults import GpuFault
@@ -102,23 +102,25 @@ def install():
   _installed = True   # before the import: importing compiler_cuda under the hook calls install() again
   from tinygrad.runtime.support import compiler_cuda as cc
   from tinygrad.runtime.autogen import nvrtc
-  def nv_compile(self, src:str) -> bytes:
-    # same NVRTC program as NVCompiler.compile; the PTX is read from it before the CUBIN size query
-    ptx = []
-    def cubin_size(prog, psz):
-      ptx.append(cc._get_bytes(prog, nvrtc.nvrtcGetPTX, nvrtc.nvrtcGetPTXSize, cc.nvrtc_check))
-      return nvrtc.nvrtcGetCUBINSize(prog, psz)
-    lib = self._compile_program(src, nvrtc.nvrtcGetCUBIN, cubin_size)
-    register(lib, ptx[0])
-    return lib
   def cached(orig, to_ptx):
     def compile_cached(self, src:str) -> bytes:
       lib = orig(self, src)
       if hashlib.sha256(lib).digest() not in _seen: register(lib, to_ptx(self, src))   # disk-cache hit: derive the PTX again
       return lib
     return compile_cached
-  cc.NVCompiler.compile = nv_compile
-  cc.NVCompiler.compile_cached = cached(cc.NVCompiler.compile_cached, cc.CUDACompiler.compile)
+  if hasattr(cc, "NVRTCCompiler"): _install_nvrtc(cc, nvrtc, cached)
+  else:
+    def nv_compile(self, src:str) -> bytes:
+      # same NVRTC program as NVCompiler.compile; the PTX is read from it before the CUBIN size query
+      ptx = []
+      def cubin_size(prog, psz):
+        ptx.append(cc._get_bytes(prog, nvrtc.nvrtcGetPTX, nvrtc.nvrtcGetPTXSize, cc.nvrtc_check))
+        return nvrtc.nvrtcGetCUBINSize(prog, psz)
+      lib = self._compile_program(src, nvrtc.nvrtcGetCUBIN, cubin_size)
+      register(lib, ptx[0])
+      return lib
+    cc.NVCompiler.compile = nv_compile
+    cc.NVCompiler.compile_cached = cached(cc.NVCompiler.compile_cached, cc.CUDACompiler.compile)
   orig_ptx = cc.NVPTXCompiler.compile
   def nvptx_compile(self, src:str) -> bytes:
     lib = orig_ptx(self, src)
@@ -126,3 +128,21 @@ def install():
     return lib
   cc.NVPTXCompiler.compile = nvptx_compile
   cc.NVPTXCompiler.compile_cached = cached(cc.NVPTXCompiler.compile_cached, cc.PTXCompiler.compile)
+
+def _install_nvrtc(cc, nvrtc, cached):
+  # tinygrad >= 0.13 has one NVRTCCompiler, CUBIN or PTX by its ptx flag: the PTX is read from the same NVRTC program before its CUBIN
+  ptx = threading.local()
+  orig_get, orig_compile = cc._get_bytes, cc.NVRTCCompiler.compile
+  def get_bytes(prog, get_str, get_sz, check):
+    if get_str is nvrtc.nvrtcGetCUBIN: ptx.last = orig_get(prog, nvrtc.nvrtcGetPTX, nvrtc.nvrtcGetPTXSize, check)
+    return orig_get(prog, get_str, get_sz, check)
+  def compile(self, src:str) -> bytes:
+    lib = orig_compile(self, src)
+    if not self.ptx: register(lib, ptx.last)
+    return lib
+  def to_ptx(self, src:str) -> bytes:
+    (c:=copy.copy(self)).ptx = True
+    return orig_compile(c, src)
+  def compile_cached(self, src:str, _orig=cc.NVRTCCompiler.compile_cached) -> bytes:
+    return _orig(self, src) if self.ptx else cached(_orig, to_ptx)(self, src)
+  cc._get_bytes, cc.NVRTCCompiler.compile, cc.NVRTCCompiler.compile_cached = get_bytes, compile, compile_cached

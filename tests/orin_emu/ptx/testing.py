@@ -61,12 +61,18 @@ class Loaded:
   def image(self): return self.buf[self.prog_va - self.va:]
 
 def compilers():
-  from tinygrad.runtime.support.compiler_cuda import NVCompiler, NVPTXCompiler
-  from tinygrad.renderer.cstyle import NVRenderer
-  from tinygrad.renderer.ptx import PTXRenderer
+  """Renderer and compiler for sm_87 as NV pairs them: nv (CUDA C through NVRTC) and ptx (PTX through nvJitLink)."""
   from orin_emu.ptx import registry
+  from tinygrad.renderer.ptx import PTXRenderer
   registry.install()
-  return {"nv": (NVRenderer("sm_87"), NVCompiler("sm_87")), "ptx": (PTXRenderer("sm_87"), NVPTXCompiler("sm_87"))}
+  try: from tinygrad.helpers import Target   # tinygrad >= 0.13: a renderer carries its compiler
+  except ImportError:
+    from tinygrad.runtime.support.compiler_cuda import NVCompiler, NVPTXCompiler
+    from tinygrad.renderer.cstyle import NVRenderer
+    return {"nv": (NVRenderer("sm_87"), NVCompiler("sm_87")), "ptx": (PTXRenderer("sm_87"), NVPTXCompiler("sm_87"))}
+  from tinygrad.renderer.cstyle import CUDARenderer
+  nv, ptx = CUDARenderer(Target("NV", arch="sm_87")), PTXRenderer(Target("NV", arch="sm_87"))
+  return {"nv": (nv, nv.compiler), "ptx": (ptx, ptx.compiler)}
 
 class Runner:
   """Executes a tinygrad tensor's schedule on the SM room: every kernel rendered, compiled, loaded and launched."""
@@ -81,23 +87,40 @@ class Runner:
     va = self.va(b)
     base, buf = self.mem.lookup(va)
     return buf[va - base:va - base + b.nbytes].view(dtype).reshape(shape)
-  def realize(self, out, inputs:dict):
-    from tinygrad.engine.realize import get_program
+  def kernels(self, out):
+    """Each step of out's schedule: (dst, src) Buffers of a copy, or (cubin, function name, global and local size, Buffers, vals)."""
     from tinygrad.uop.ops import Ops
+    if not hasattr(out, "schedule_linear"):   # tinygrad 0.12
+      from tinygrad.engine.realize import get_program
+      for ei in out.schedule():
+        if ei.ast.op is Ops.COPY: yield tuple(ei.bufs)
+        elif ei.ast.op is not Ops.SINK: raise NotImplementedError(f"schedule item {ei.ast.op}")
+        else:
+          p = get_program(ei.ast, self.renderer)
+          yield (self.compiler.compile_cached(p.src), p.function_name, *p.launch_dims({**ei.fixedvars}), ei.bufs, [ei.fixedvars[v.expr] for v in p.vars])
+      return
+    from tinygrad.codegen import to_program
+    from tinygrad.engine.realize import get_call_arg_uops
+    linear, var_vals = out.linear_with_vars()
+    for call in linear.src:
+      ast, bufs = call.src[0], [u.buffer for u in get_call_arg_uops(call)]
+      if ast.op is Ops.COPY: yield tuple(bufs)
+      elif ast.op is not Ops.SINK: raise NotImplementedError(f"schedule item {ast.op}")
+      else:
+        p = to_program(ast, self.renderer)   # compiled with self.renderer's compiler (self.compiler)
+        yield (p.src[3].arg, p.arg.function_name, *p.arg.launch_dims(var_vals), [bufs[i] for i in p.arg.globals], list(p.arg.vals(var_vals)))
+  def realize(self, out, inputs:dict):
     from orin_emu.ptx import launch
     for t, v in inputs.items(): self.array(t.uop.buffer, v.dtype, v.shape)[...] = v
-    for ei in out.schedule():
-      if ei.ast.op is Ops.COPY:   # host -> device upload (e.g. rand's seed): the source lives on the CPU device
-        dst, src = ei.bufs
+    for step in self.kernels(out):
+      if len(step) == 2:   # host -> device upload (e.g. rand's seed): the source lives on the CPU device
+        dst, src = step
         src.ensure_allocated()
-        self.array(dst, np.uint8, (dst.nbytes,))[...] = np.frombuffer(bytes(src.as_buffer()), np.uint8)
+        self.array(dst, np.uint8, (dst.nbytes,))[...] = np.frombuffer(bytes(src.as_memoryview() if hasattr(src, "as_memoryview") else src.as_buffer()), np.uint8)
         continue
-      if ei.ast.op is not Ops.SINK: raise NotImplementedError(f"schedule item {ei.ast.op}")
-      p = get_program(ei.ast, self.renderer)
-      cubin = self.compiler.compile_cached(p.src)
-      ld = Loaded(self.mem, cubin, p.function_name)
-      gs, ls = p.launch_dims({**ei.fixedvars})
-      cbuf0 = nv_cbuf0(cubin, [self.va(b) for b in ei.bufs], [ei.fixedvars[v.expr] for v in p.vars])
+      cubin, name, gs, ls, bufs, vals = step
+      ld = Loaded(self.mem, cubin, name)
+      cbuf0 = nv_cbuf0(cubin, [self.va(b) for b in bufs], vals)
       t0 = time.perf_counter()
       launch(ld.image(), grid=tuple(gs), block=tuple(ls or (1, 1, 1)), cbuf0=cbuf0, shared_bytes=0x400, mem=self.mem,
              shared_window=SHARED_WINDOW, local_window=LOCAL_WINDOW, program_va=ld.prog_va)
