@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Run every test suite the way CI does and print one total. Each suite is a pytest run with its own environment; upstream suites
-run from the materialised tinygrad tree, minus the tests listed in tests/upstream/known_failures.txt (printed with their reasons)."""
+run from the materialised tinygrad tree, minus the tests listed in tests/upstream/known_failures.txt (printed with their reasons).
+Two bases: the suites marked master run on upstream master + patches/master (build/master/tinygrad, first on PYTHONPATH), the
+others on tinygrad v0.12.0 + patches/series, the tree installed in .venv."""
 import os, subprocess, sys, time, xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TREE = ROOT/"tinygrad" if (ROOT/"tinygrad"/".git").exists() else ROOT/"build"/"tinygrad"
+MASTER = ROOT/"tinygrad" if (ROOT/"tinygrad"/".git").exists() else ROOT/"build"/"master"/"tinygrad"   # as scripts/series.py default_tree
 PY = str(ROOT/".venv"/"bin"/"python")
 WORKERS = str(min(os.cpu_count() or 1, 4))
 # Kernels run in a PTX interpreter, orders of magnitude slower than an SM: a loop-heavy one (upstream test_simple_cummax) outlasts HCQ's
@@ -14,6 +16,8 @@ WORKERS = str(min(os.cpu_count() or 1, 4))
 # error). Each suite's header line shows it.
 SLOW_WAITS = {"HCQDEV_WAIT_TIMEOUT_MS": "240000"}
 EMU = {"ORIN_EMU": "1", "NV": "1", **SLOW_WAITS}   # NV=1 on the emulated Orin: TegraIface over the emulated nvgpu/nvmap (tests/orin_emu)
+ON_MASTER = {"PYTHONPATH": str(MASTER)}
+EMU_MASTER = {"ORIN_EMU": "1", "DEV": "NV", **SLOW_WAITS, **ON_MASTER}   # master picks devices with DEV=
 HANG = ["-p", "orin_emu.hang_report"]   # a test whose HCQ wait times out also shows where the emulated GPU was
 
 @dataclass
@@ -25,31 +29,45 @@ class Suite:
   upstream: bool = False   # a suite from the pinned base, filtered by known_failures.txt
   ci: bool = True          # False: run only when named (scripts/test NAME); see the comment at the suite
 
-# upstream's tests beyond test_ops on the emulated Orin: programs of every kind (custom kernels, uops, dtypes, transcendentals), memory
+# upstream's tests beyond test_ops on the emulated Orin (most in test/backend/ on master): programs of every kind (custom kernels, uops, dtypes, transcendentals), memory
 # (setitem, assign, subbuffers, gc), JIT and graphs, randomness, nn layers. RUN_SLOW=1: test_nn's one class is marked slow upstream; its
 # tests the interpreter takes too long for are in known_failures.txt. ~5 min each run on 2 workers here.
-UPSTREAM_MORE = [f"test/test_{n}.py" for n in ("tiny", "custom_kernel", "arange", "randomness", "setitem", "assign", "symbolic_jit", "subbuffer",
-                                                "gc", "graph", "dtype_alu", "transcendental", "uops", "nn")]
+MASTER_MORE = ["test/test_tiny.py", "test/unit/test_assign.py", "test/null/test_gc.py",
+               *(f"test/backend/test_{n}.py" for n in ("custom_kernel", "arange", "randomness", "setitem", "symbolic_jit", "subbuffer", "graph",
+                                                       "dtype_alu", "transcendental", "uops", "nn"))]
+
+# our tests by base: the decode work and what serves it (benchmarks, GGUF, its codegen patches) still runs on v0.12.0's apps/llm;
+# the runtime, TegraIface, toolchain and the series tooling on master
+OURS_V012 = ["tests/bench", "tests/decode", "tests/gguf", "tests/nix", "tests/test_series.py", "tests/test_series_bisect.py",
+             "tests/test_suite_imports.py", "tests/test_suites.py",
+             *(f"tests/codegen/test_{n}.py" for n in ("byte_permute", "custom_kernel_reads", "custom_kernel_vars"))]
+OURS_MASTER = ["tests/llm", "tests/test_autogen_nvgpu.py", "tests/upstream", *(f"tests/codegen/test_{n}.py" for n in ("beam_pool", "cuda_include_path",
+               "matvec_heuristic", "ptx_float64", "ptx_narrow_floats", "ptx_unordered", "toolchain_from_the_environment"))]
 
 SUITES = [
   # suites that put the process on the emulated Orin run apart: an Orin that appears mid-process becomes tinygrad's default
-  # device for every later test there (and NV=1 is exported to children)
-  Suite("ours", ["tests", *(f"--ignore=tests/{d}" for d in ("orin_emu", "tegra", "tegra_conformance")), "-n", WORKERS]),
-  Suite("emulated Orin rooms", ["tests/orin_emu", "-n", WORKERS], env=SLOW_WAITS),
+  # device for every later test there (and DEV=NV is exported to children)
+  Suite("ours (v0.12.0)", [*OURS_V012, "-n", WORKERS]),
+  Suite("ours (master)", [*OURS_MASTER, "-n", WORKERS], env=ON_MASTER),
+  # the runtime fixes for every HCQ backend, on upstream's mock NV GPU (test/mockgpu) as upstream's CI runs test_hcq
+  Suite("runtime (DEV=MOCK+NV:PTX)", ["tests/runtime", "-n", WORKERS], env={"DEV": "MOCK+NV:PTX", **ON_MASTER}),
+  Suite("emulated Orin rooms", ["tests/orin_emu", "-n", WORKERS], env={**SLOW_WAITS, **ON_MASTER}),
   # the Tegra suites run unchanged on a Jetson; here with the switch on from interpreter start, as a user would run them
-  Suite("tegra conformance (emulated Orin)", ["tests/tegra_conformance", "-n", WORKERS], env={"ORIN_EMU": "1", **SLOW_WAITS}),
-  Suite("tegra (NV, emulated Orin)", ["tests/tegra", "-n", WORKERS, *HANG], env=EMU),
-  Suite("upstream test_ops (CPU)", ["test/test_ops.py", "-n", WORKERS], cwd=TREE, env={"CPU": "1"}, upstream=True),
-  Suite("upstream test_ops (NV, emulated Orin)", ["test/test_ops.py", "-n", WORKERS, *HANG], cwd=TREE, env=EMU, upstream=True),
-  # the PTX renderer (NV_PTX=1) through the same TegraIface: ~400 tests in 4-6 min on 2 workers here, like the NVRTC run
-  Suite("upstream test_ops (NV_PTX, emulated Orin)", ["test/test_ops.py", "-n", WORKERS, *HANG], cwd=TREE, env={**EMU, "NV_PTX": "1"}, upstream=True),
+  Suite("tegra conformance (emulated Orin)", ["tests/tegra_conformance", "-n", WORKERS], env={"ORIN_EMU": "1", **SLOW_WAITS, **ON_MASTER}),
+  Suite("tegra (DEV=NV, emulated Orin)", ["tests/tegra", "-n", WORKERS, *HANG], env=EMU_MASTER),
+  Suite("upstream test_ops (DEV=NV, emulated Orin)", ["test/backend/test_ops.py", "-n", WORKERS, *HANG], cwd=MASTER, env=EMU_MASTER,
+        upstream=True),
+  # the PTX renderer through the same TegraIface
+  Suite("upstream test_ops (DEV=NV:PTX, emulated Orin)", ["test/backend/test_ops.py", "-n", WORKERS, *HANG], cwd=MASTER,
+        env={**EMU_MASTER, "DEV": "NV:PTX"}, upstream=True),
   # whole, in one process: the seed's kernargs exhaustion only showed after ~27 tests in one process (~20 s)
-  Suite("upstream test_jit (NV, emulated Orin)", ["test/test_jit.py", "-p", "no:xdist", *HANG], cwd=TREE, env=EMU, upstream=True),
-  Suite("upstream tests (NV, emulated Orin)", [*UPSTREAM_MORE, "-n", WORKERS, *HANG], cwd=TREE, env={**EMU, "RUN_SLOW": "1"}, upstream=True),
-  Suite("upstream tests (NV_PTX, emulated Orin)", [*UPSTREAM_MORE, "-n", WORKERS, *HANG], cwd=TREE, env={**EMU, "NV_PTX": "1", "RUN_SLOW": "1"},
+  Suite("upstream test_jit (DEV=NV, emulated Orin)", ["test/backend/test_jit.py", "test/unit/test_jit.py", "-p", "no:xdist", *HANG], cwd=MASTER,
+        env=EMU_MASTER, upstream=True),
+  Suite("upstream tests (DEV=NV, emulated Orin)", [*MASTER_MORE, "-n", WORKERS, *HANG], cwd=MASTER, env={**EMU_MASTER, "RUN_SLOW": "1"},
         upstream=True),
   # CI=1 is upstream's own switch for test_hcq: it skips the 4-6 GiB copies, minutes of work for the emulated copy engine (~15 s)
-  Suite("upstream test_hcq (NV, emulated Orin)", ["test/device/test_hcq.py", *HANG], cwd=TREE, env={**EMU, "CI": "1"}, upstream=True),
+  Suite("upstream test_hcq (DEV=NV, emulated Orin)", ["test/device/test_hcq.py", *HANG], cwd=MASTER, env={**EMU_MASTER, "CI": "1"},
+        upstream=True),
 ]
 
 def known_failures(suite:str) -> list[tuple[str, str]]:
@@ -76,7 +94,7 @@ def run(s:Suite, xml:Path) -> tuple[int, int, int, int]:
 def main() -> int:
   sys.path.insert(0, str(ROOT/"tests"/"upstream"))
   import harness
-  if written:=harness.prepare(TREE, ROOT/"build"/"dl"): print(f"upstream test scaffolding written into {TREE}: {', '.join(written)}")
+  if written:=harness.prepare(MASTER): print(f"upstream test scaffolding written into {MASTER}: {', '.join(written)}")
   totals, bad = [0, 0, 0], []
   run_suites = [s for s in SUITES if any(a in s.name for a in sys.argv[1:])] if sys.argv[1:] else [s for s in SUITES if s.ci]
   xml_dir = ROOT/"build"/"test-reports"

@@ -1,5 +1,5 @@
 # BEAM's spawn pool must start its workers without re-running the parent's __main__: a script fed through stdin, or one without a
-# __main__ guard, used to make every worker die at start while the pool replaced them forever.
+# __main__ guard, made every worker die at start while the pool replaced them forever.
 import os, signal, subprocess, sys
 import pytest
 
@@ -7,8 +7,8 @@ SCRIPT = "from tinygrad import Tensor\nprint((Tensor.arange(4) + 1).tolist())\n"
 TIMEOUT_S = 120  # the search itself takes seconds; a pool that respawns dying workers never ends
 
 def run_beam(args:list[str], stdin:str, cwd) -> str:
-  # CPU has no default BEAM pool, PARALLEL=2 asks for one; CACHELEVEL=0 keeps a cached search result from skipping the pool
-  env = {**os.environ, "CPU": "1", "BEAM": "1", "PARALLEL": "2", "CACHELEVEL": "0"}
+  # PARALLEL=2 asks for a pool of two workers; CACHELEVEL=0 keeps a cached search result from skipping the pool
+  env = {**os.environ, "DEV": "CPU", "BEAM": "1", "PARALLEL": "2", "CACHELEVEL": "0"}
   proc = subprocess.Popen([sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                           cwd=cwd, start_new_session=True)
   try: out, err = proc.communicate(stdin, timeout=TIMEOUT_S)

@@ -1,30 +1,30 @@
 # NVRTC must compile against the CUDA headers of its own release, not against whatever toolkit sits in /usr/local/cuda (CUDA 13 on our
-# machines) or nothing at all: the headers beside a pip wheel's NVRTC (nvidia-cuda-runtime-cu12), else CUDA_INCLUDE_PATH or CUDA_PATH's
-# (the Nix package and shell name CUDA 12.6's). NVRTC comes from the environment as for users (NVRTC_PATH from the venv's .pth or the
-# Nix shell, the Nix package's built-in path, a system install), never from importing the wheels. NVRTC compiles without a GPU.
-import json, os, pathlib, re, shutil, subprocess, sys, ctypes
+# machines) or nothing at all: the headers beside a pip wheel's NVRTC (nvidia-cuda-runtime-cu12), else CUDA_INCLUDE_PATH or CUDA_PATH's.
+# NVRTC comes from the environment as for users (NVRTC_PATH, a system install), never from importing the wheels. NVRTC compiles without a GPU.
+import ctypes, json, os, pathlib, re, shutil, subprocess, sys
 import pytest
 from tinygrad.runtime.autogen import nvrtc
-from tinygrad.runtime.support.compiler_cuda import cuda_include_paths
 
-if not nvrtc.dll.loaded: pytest.skip("no NVRTC in this environment (NVRTC_PATH unset, none in the system library paths)", allow_module_level=True)
-NVRTC_LIB = pathlib.Path(nvrtc.dll._name).resolve()
+if (_lib:=getattr(nvrtc.dll, "_name", None)) is None: pytest.skip("no NVRTC in this environment (NVRTC_PATH unset, none found)", allow_module_level=True)
+NVRTC_LIB = pathlib.Path(_lib).resolve()
 
 # a fresh interpreter per case: tinygrad binds NVRTC (NVRTC_PATH) and reads the include settings at import
 CHILD = """
 import json
 from tinygrad import Tensor, dtypes
-from tinygrad.codegen import get_program
-from tinygrad.renderer.cstyle import NVRenderer
-from tinygrad.runtime.support.compiler_cuda import NVCompiler
+from tinygrad.codegen import to_program
+from tinygrad.helpers import Target, Context
+from tinygrad.renderer.cstyle import CUDARenderer
+from tinygrad.uop.ops import Ops
+ren = CUDARenderer(Target("NV", "CUDA", "sm_87"))
 t = (Tensor.empty(256, dtype=dtypes.half, device="NULL") * 3 + 1).contiguous()
-src = get_program(t.schedule()[-1].ast, NVRenderer("sm_87")).src
-compiler = NVCompiler("sm_87")
-print(json.dumps({"fp16": "#include <cuda_fp16.h>" in src, "options": compiler.compile_options, "cubin": compiler.compile(src)[:4].hex()}))
+with Context(CCACHE=0): prg = [to_program(c.src[0], ren) for c in t.schedule_linear().src if c.src[0].op is Ops.SINK][-1]
+src = prg.src[2].arg
+print(json.dumps({"fp16": "#include <cuda_fp16.h>" in src, "options": ren.compiler.compile_options, "cubin": ren.compiler.compile(src)[:4].hex()}))
 """
 
 def compile_fp16_kernel(nvrtc_lib:pathlib.Path=NVRTC_LIB, **env:str) -> dict:
-  # a case that sets CUDA_PATH or CUDA_INCLUDE_PATH starts without the environment's (the Nix shell exports CUDA_PATH)
+  # a case that sets CUDA_PATH or CUDA_INCLUDE_PATH starts without the environment's
   base = {k:v for k,v in os.environ.items() if not env or k not in {"CUDA_PATH", "CUDA_INCLUDE_PATH"}}
   proc = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=120, env={**base, "NVRTC_PATH": str(nvrtc_lib), **env})
   assert proc.returncode == 0, proc.stderr
@@ -42,8 +42,10 @@ def nvrtc_version() -> int:
   assert nvrtc.nvrtcVersion(major:=ctypes.c_int(), minor:=ctypes.c_int()) == 0
   return major.value * 1000 + minor.value * 10
 
-# the environment's headers, as this process found them (the children below start from the same environment)
-OWN_INCLUDE = next((str(pathlib.Path(p).resolve()) for p in cuda_include_paths() if cudart_version(p) is not None), None)
+# headers of NVRTC's release in this environment: beside a wheel's NVRTC, or where CUDA_INCLUDE_PATH or CUDA_PATH say
+CANDIDATES = [NVRTC_LIB.parent.parent.parent/"cuda_runtime"/"include", *filter(None, os.environ.get("CUDA_INCLUDE_PATH", "").split(os.pathsep)),
+              *([pathlib.Path(os.environ["CUDA_PATH"])/"include"] if os.environ.get("CUDA_PATH") else [])]
+OWN_INCLUDE = next((str(p.resolve()) for p in CANDIDATES if cudart_version(str(p)) == nvrtc_version()), None)
 
 def test_nvrtc_compiles_against_its_own_release_headers():
   found = [(p, cudart_version(p)) for p in includes(compile_fp16_kernel()["options"])]

@@ -1,8 +1,8 @@
 #!/bin/bash
-# Acceptance check: revert each seed fix alone (in a scratch clone of the patched tree's orin branch) and run the test that must
-# catch it; every line must say "failed". Usage: tests/tegra/check_seed_fixes.sh [tree, default build/tinygrad] (on the emulated Orin).
+# Acceptance check: revert each fix of patches/master alone (in a scratch clone of the patched tree's orin branch) and run the test that
+# must catch it; every line must say "failed". Usage: tests/tegra/check_seed_fixes.sh [tree, default build/master/tinygrad] (emulated Orin).
 set -u
-repo=$(cd "$(dirname "$0")/../.." && pwd); tree=$(cd "${1:-$repo/build/tinygrad}" && pwd); py=${PYTHON:-$repo/.venv/bin/python}
+repo=$(cd "$(dirname "$0")/../.." && pwd); tree=$(cd "${1:-$repo/build/master/tinygrad}" && pwd); py=${PYTHON:-$repo/.venv/bin/python}
 scratch=$(mktemp -d); trap 'rm -rf "$scratch"' EXIT
 git clone -q "$tree" "$scratch/t" && cd "$scratch/t" && git checkout -q orin
 check() {
@@ -14,12 +14,12 @@ check() {
 }
 run_tests() {
   local subj=$1; shift
-  echo "without '$subj': $(cd "$repo" && ORIN_EMU=${ORIN_EMU-1} NV=1 PYTHONPATH="$scratch/t:$repo/tests" "$py" -m pytest -q -p no:cacheprovider "$@" 2>&1 | tail -1)"
+  echo "without '$subj': $(cd "$repo" && ORIN_EMU=${ORIN_EMU-1} DEV=${DEV-NV} PYTHONPATH="$scratch/t:$repo/tests" "$py" -m pytest -q -p no:cacheprovider "$@" 2>&1 | tail -1)"
 }
 # A fix whose lines later patches rewrote no longer reverts as a commit: undo it in today's code with the sed edits given
-# (each must change tinygrad/runtime/ops_nv.py), then run its test the same way.
+# (each must change tinygrad/runtime/ops_nv.py, or the file F names), then run its test the same way.
 undo() {
-  local subj=$1 f=tinygrad/runtime/ops_nv.py; shift; git reset -q --hard orin
+  local subj=$1 f=${F:-tinygrad/runtime/ops_nv.py}; shift; git reset -q --hard orin
   while [ "$1" != -- ]; do sed -i "$1" $f; shift; done; shift
   git diff --quiet || { run_tests "$subj (undone in place)" "$@"; return; }; echo "CANNOT UNDO: $subj"
 }
@@ -30,14 +30,22 @@ undo "tag nvmap allocations" 's/flags=(self.nvmap_tag << 16) | flags,/flags=flag
 undo "name the group of the GPU nodes" 's/raise PermissionError(e.errno, f".*") from e/raise/' -- tests/tegra/test_faults.py -k permission
 undo "free channel rings and USERDs after setup" '/free.callback(self._nvmap_free, bufs\[-1\]\[0\])/d' -- tests/tegra/test_teardown.py -k hold_no
 undo "device_fini gives back everything" '/^  def device_fini(self):$/a\    return' -- tests/tegra/test_teardown.py -k finalize
-check "release signals from the pushbuffer" tests/tegra/test_qmd_race.py
+undo "signal from the pushbuffer on Tegra" 's/^  qmd_signals = False$/  qmd_signals = True/' -- tests/tegra/test_qmd_race.py
 # the buffer cache is sized by the unified_memory attribute the copies gave every interface: the attribute stays, its value goes
-undo "copy host data directly" 's/^  unified_memory = True # every buffer/  unified_memory = False # every buffer/' -- tests/tegra/test_copies.py
-check "synchronize before reallocating shader" tests/tegra/test_local_memory.py
-# later patches add attributes beside the fault report's: the report goes (RM's instead), waits stop looking at the notifiers
-undo "report GPU faults through the interface" 's/return any(n.info32 for _, n in self.channels)/return False/' \
-  '/# The error notifier says what broke/i\    return NVKIface.on_device_hang(self)' -- tests/tegra/test_faults.py -k mmu_fault
+undo "copy through the CPU view on unified memory" 's/^  unified_memory = True # every buffer/  unified_memory = False # every buffer/' -- \
+  tests/tegra/test_copies.py
+check "synchronize before reallocating shader local memory" tests/tegra/test_local_memory.py
+check "bound the buffer cache on unified memory" tests/tegra/test_buffer_cache.py
+# later patches add to the fault report: waits stop looking at the notifiers, the report is RM's
+HCQDEV_WAIT_TIMEOUT_MS=10000 undo "report GPU faults through the interface" 's/if any(n.info32 for _, n in self.channels): raise RuntimeError("Device fault detected")/pass/' \
+  '/# the error notifiers say what broke, the TSG keeps/i\    return NVKIface.on_device_hang(self)' -- tests/tegra/test_faults.py -k mmu_fault
 undo "an error notifier of a page on Tegra" 's/^  error_notifier_size = 0x1000 #/  error_notifier_size = 48 << 20 #/' -- tests/tegra/test_teardown.py -k notifiers
-check "reserve the PCI VA range" tests/tegra/test_iface.py -k probing
-check "wait for queued kernels before the kernargs" tests/tegra/test_kernargs.py
-check "keep CPU copies out of HCQ graphs" tests/tegra/test_jit_cpu_copy.py
+check "synchronize before the kernargs ring wraps" tests/tegra/test_kernargs.py
+check "apply R_CUDA_ABS47_34 relocations" tests/tegra/test_programs.py -k relocations
+# the hcq fixes that later ones build on: the line that makes each happen goes
+F=tinygrad/runtime/support/hcq.py undo "a device opened before fork() refuses work" '/os.register_at_fork(after_in_child=_mark_forked)/d' -- \
+  tests/tegra/test_fork.py
+undo "a bring-up that fails part way gives back" 's/^      self._abandon()$/      pass/' -- tests/tegra/test_bringup_faults.py
+F=tinygrad/runtime/support/hcq.py undo "say what finalize waits for" 's/except HCQTimeout: print(f"{self.device}: waiting for queued work.*/except HCQTimeout: pass/' \
+  's/except KeyboardInterrupt: print(f"{self.device}: finalizing without waiting.*/except KeyboardInterrupt: raise/' -- tests/tegra/test_interrupt.py
+check "a device failure is one exception" tests/tegra/test_faults.py -k "later_calls or one_exception or outlives"

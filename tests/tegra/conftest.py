@@ -1,4 +1,4 @@
-# Tegra suites: run on a Jetson as they are (NV=1 finds /dev/nvgpu/igpu0/ctrl), elsewhere on the emulated Orin (ORIN_EMU=1).
+# Tegra suites: run on a Jetson as they are (DEV=NV finds /dev/nvgpu/igpu0/ctrl), elsewhere on the emulated Orin (ORIN_EMU=1).
 import pathlib, sys, pytest
 # the suite's helper modules (tegra_kernel, klog) import by name in any import mode, whatever the rootdir
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -8,7 +8,7 @@ def dev():
   from tinygrad import Device
   try: d = Device["NV"]
   except Exception as e: pytest.skip(f"no NV device (not a Jetson and ORIN_EMU=1 not set): {e}")
-  assert type(d.iface).__name__ == "TegraIface", "NV=1 on Tegra must pick TegraIface"
+  assert type(d.iface).__name__ == "TegraIface", "DEV=NV on Tegra must pick TegraIface"
   return d
 
 def pytest_configure(config):

@@ -24,6 +24,14 @@ def kernel_log() -> list[str]:
   finally: os.close(fd)
   return lines
 
+def nv_kernel(t):
+  """The NVProgram of the last kernel that realizes tensor t, compiled as realize() compiles it, and its global and local size."""
+  from tinygrad.engine.realize import compile_linear, get_runtime
+  prg = compile_linear(t.schedule_linear()).src[-1].src[0]
+  return get_runtime("NV", prg), *prg.arg.launch_dims({})
+
 def run_child(src:str, **env) -> subprocess.CompletedProcess:
-  """`src` in a fresh interpreter with NV=1: what a process sees that starts on the device, not one this process already opened."""
-  return subprocess.run([sys.executable, "-c", textwrap.dedent(src)], capture_output=True, text=True, timeout=300, env={**os.environ, "NV": "1", **env})
+  """`src` in a fresh interpreter with DEV=NV: what a process sees that starts on the device, not one this process already opened."""
+  path = os.pathsep.join([os.path.dirname(__file__), *filter(None, [os.environ.get("PYTHONPATH")])])   # the child imports these helpers too
+  return subprocess.run([sys.executable, "-c", textwrap.dedent(src)], capture_output=True, text=True, timeout=300,
+                        env={**os.environ, "DEV": "NV", "PYTHONPATH": path, **env})

@@ -1,9 +1,9 @@
-# Issue #7's acceptance lines as a user types them: a fresh interpreter with NV=1 (on the emulated Orin when ORIN_EMU=1 is set,
+# Issue #7's acceptance lines as a user types them: a fresh interpreter with DEV=NV (on the emulated Orin when ORIN_EMU=1 is set,
 # as the suite runs here; on a Jetson's own GPU otherwise), nothing imported beforehand.
 import os, subprocess, sys
 
 def run(code:str) -> str:
-  r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env={**os.environ, "NV": "1"})
+  r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env={**os.environ, "DEV": "NV"})
   assert r.returncode == 0, r.stderr[-3000:]
   return r.stdout
 

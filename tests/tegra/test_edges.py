@@ -22,8 +22,6 @@ def test_non_power_of_two_matmul(dev, m, k, n):
 @pytest.mark.parametrize("dt", [dtypes.bool, dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32, dtypes.uint32, dtypes.int64,
                                 dtypes.uint64, dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64])
 def test_dtype_roundtrip_and_add(dev, dt):
-  from tinygrad.renderer.ptx import PTXRenderer
-  if dt == dtypes.bfloat16 and isinstance(dev.renderer, PTXRenderer): pytest.skip("v0.12.0's PTX renderer has no bfloat16 (NV_PTX=1)")
   x = Tensor([0, 1, 2, 3, 100], device="NV").cast(dt)
   np.testing.assert_equal((x + x).cast(dtypes.float32).numpy(), (Tensor([0, 1, 2, 3, 100]).cast(dt) + Tensor([0, 1, 2, 3, 100]).cast(dt))
                           .cast(dtypes.float32).to("CPU").numpy())

@@ -8,13 +8,13 @@ from tegra_kernel import emu_kernel, run_child
 def test_mmu_fault_names_fault_and_va(dev):
   r = run_child("""
     from tinygrad import Tensor, Device
-    from tinygrad.engine.realize import get_runner
+    from tegra_kernel import nv_kernel
     from tinygrad.runtime.support.hcq import HCQBuffer
     dev = Device["NV"]
     a = Tensor([1., 2.], device="NV").realize()
-    runner = get_runner(dev.device, (a + 1).schedule()[-1].ast)
-    args = runner._prg.fill_kernargs((HCQBuffer(0x10000000, 8, owner=dev), a.uop.buffer._buf))   # the output VA is not mapped
-    dev.hw_compute_queue_t().wait(dev.timeline_signal, dev.timeline_value - 1).exec(runner._prg, args, runner.p.global_size, runner.p.local_size) \\
+    prg, gs, ls = nv_kernel(a + 1)
+    args = prg.fill_kernargs((HCQBuffer(0x10000000, 8, owner=dev), a.uop.buffer._buf))   # the output VA is not mapped
+    dev.hw_compute_queue_t().wait(dev.timeline_signal, dev.timeline_value - 1).exec(prg, args, gs, ls) \\
                             .signal(dev.timeline_signal, dev.next_timeline()).submit(dev)
     try: dev.synchronize()
     except RuntimeError as e: print("RAISED:", e)
@@ -26,14 +26,14 @@ def test_mmu_fault_names_fault_and_va(dev):
 
 FAULT = """
     from tinygrad import Tensor, Device
-    from tinygrad.engine.realize import get_runner
+    from tegra_kernel import nv_kernel
     from tinygrad.runtime.support.hcq import HCQBuffer
     dev = Device["NV"]
     live = [Tensor.ones(64, device="NV").contiguous().realize() for _ in range(5)]   # buffers and programs still alive at exit
     a = Tensor([1., 2.], device="NV").realize()
-    runner = get_runner(dev.device, (a + 1).schedule()[-1].ast)
-    args = runner._prg.fill_kernargs((HCQBuffer(0x10000000, 8, owner=dev), a.uop.buffer._buf))   # the output VA is not mapped
-    dev.hw_compute_queue_t().wait(dev.timeline_signal, dev.timeline_value - 1).exec(runner._prg, args, runner.p.global_size, runner.p.local_size) \\
+    prg, gs, ls = nv_kernel(a + 1)
+    args = prg.fill_kernargs((HCQBuffer(0x10000000, 8, owner=dev), a.uop.buffer._buf))   # the output VA is not mapped
+    dev.hw_compute_queue_t().wait(dev.timeline_signal, dev.timeline_value - 1).exec(prg, args, gs, ls) \\
                             .signal(dev.timeline_signal, dev.next_timeline()).submit(dev)
 """
 
@@ -62,14 +62,14 @@ def test_uncaught_fault_is_one_exception(dev):
 
 MISALIGNED = """
     from tinygrad import Tensor, Device
-    from tinygrad.engine.realize import get_runner
+    from tegra_kernel import nv_kernel
     from tinygrad.runtime.support.hcq import HCQBuffer
     dev = Device["NV"]
     a = Tensor([1., 2., 3., 4.], device="NV").realize()
-    runner = get_runner(dev.device, (a + 1).schedule()[-1].ast)
+    prg, gs, ls = nv_kernel(a + 1)
     buf = a.uop.buffer._buf
-    args = runner._prg.fill_kernargs((buf, HCQBuffer(buf.va_addr + 2, 16, owner=dev)))   # the input 2 bytes off: a misaligned load
-    dev.hw_compute_queue_t().wait(dev.timeline_signal, dev.timeline_value - 1).exec(runner._prg, args, runner.p.global_size, runner.p.local_size) \\
+    args = prg.fill_kernargs((buf, HCQBuffer(buf.va_addr + 2, 16, owner=dev)))   # the input 2 bytes off: a misaligned load
+    dev.hw_compute_queue_t().wait(dev.timeline_signal, dev.timeline_value - 1).exec(prg, args, gs, ls) \\
                             .signal(dev.timeline_signal, dev.next_timeline()).submit(dev)
 """
 def raised(r) -> str:
@@ -92,8 +92,9 @@ def test_trap_is_a_gr_exception(dev):
   # PTX trap: the SM stops the kernel and interrupts the host (which ESR bits it sets is not in the r36.4 sources)
   report = raised(run_child("""
     from tinygrad import Device
+    from tinygrad.device import TinyELF
     dev = Device["NV"]
-    (prg:=dev.runtime("k", dev.compiler.compile('extern "C" __global__ void k() { asm volatile("trap;"); }')))()
+    (prg:=dev.runtime(TinyELF(dev.compiler.compile('extern "C" __global__ void k() { asm volatile("trap;"); }'), "k", dev.renderer.target, ())))()
   """ + CATCH))
   assert report.splitlines()[0].strip() == "GPU channel 511: GR exception" and re.search(r"SM \d+: .* at PC 0x", report), report
 
@@ -125,6 +126,21 @@ def test_wait_timeout_without_fault_says_so(dev):
   assert "RAISED:" in r.stdout, r.stdout + r.stderr
   report = r.stdout.split("RAISED:", 1)[1].splitlines()[0]   # the exception's own line, not what exit-time finalizing prints
   assert "Wait timeout: 300 ms" in report and "timeline signal at 0x" in report and "no fault" in report, report
+
+def test_a_kernel_that_outlives_the_wait_is_a_timeout(dev):
+  # a timeout is no fault: once the GPU gets past the wait, the same device computes again
+  r = run_child("""
+    from tinygrad import Device, Tensor
+    dev = Device["NV"]
+    gate = dev.new_signal(value=0)
+    dev.hw_compute_queue_t().wait(gate, 1).signal(dev.timeline_signal, dev.next_timeline()).submit(dev)
+    try: dev.synchronize()
+    except RuntimeError as e: print("RAISED:", e)
+    gate.value = 1
+    print("AFTER", (Tensor([1., 2.], device="NV") + 1).tolist())
+  """, HCQDEV_WAIT_TIMEOUT_MS="300")
+  assert "RAISED: NV timeline signal at 0x" in r.stdout and "Wait timeout: 300 ms" in r.stdout, r.stdout + r.stderr
+  assert "AFTER [2.0, 3.0]" in r.stdout and r.returncode == 0 and r.stderr == "", r.stdout + r.stderr[-3000:]
 
 @pytest.mark.kernel_errors_expected
 def test_ioctl_error_names_ioctl_and_errno(dev):

@@ -18,7 +18,7 @@ CHILD = """
 
 def test_ctrl_c_interrupts_the_wait_and_the_exit():
   p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(CHILD)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       env={**os.environ, "NV": "1", "HCQDEV_WAIT_TIMEOUT_MS": "120000"})   # a wait that does not end by itself in this test
+                       env={**os.environ, "DEV": "NV", "HCQDEV_WAIT_TIMEOUT_MS": "120000"})   # a wait that does not end by itself in this test
   lines:queue.Queue = queue.Queue()
   threading.Thread(target=lambda: [lines.put(ln.rstrip("\n")) for ln in p.stdout], daemon=True).start()
   seen: list[str] = []

@@ -1,5 +1,6 @@
 # A JIT that copies CPU tensors to the GPU (upstream test_jit's test_copy_inside_jit): the GPU cannot map CPU memory at its own
-# address on Tegra (tests/tegra/test_map.py), so the HCQ graph leaves the copy out and it runs as a plain copy.
+# address on Tegra (tests/tegra/test_map.py), and the HCQ graph must leave the copy out (the CPU device is no HCQ device since upstream
+# 6b35220622 "cpu hcq2"), so it runs as a plain copy.
 import numpy as np
 from tinygrad import Tensor, TinyJit
 

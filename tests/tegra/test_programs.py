@@ -1,10 +1,10 @@
 # Every program tinygrad builds for NV loads and runs, whichever renderer. ptxas puts the integer division/modulo of 8-, 16- and
 # 64-bit types and float64 division/sqrt in helper functions (__cuda_sm20_div_s16, ...) that the kernel calls through relocations;
-# NV_PTX=1 is the renderer that leaves these to ptxas. Results compared against the CPU device.
+# DEV=NV:PTX selects the renderer that leaves these to ptxas. Results compared against the CPU device.
 import numpy as np, pytest
 from tinygrad import Tensor, dtypes
 from tinygrad.helpers import Context
-from tinygrad.engine.realize import get_runner
+from tegra_kernel import nv_kernel
 
 INTS = [dtypes.int8, dtypes.int16, dtypes.int64, dtypes.uint16, dtypes.uint64]
 def int_args(dt):
@@ -12,7 +12,7 @@ def int_args(dt):
   return ([abs(x) for x in a], [abs(x) for x in b]) if dtypes.is_unsigned(dt) else (a, b)
 
 def both(fn, *args, dtype) -> tuple[np.ndarray, np.ndarray]:
-  with Context(NV_PTX=1): nv = fn(*[Tensor(a, dtype=dtype, device="NV") for a in args]).numpy()
+  with Context(DEV="NV:PTX"): nv = fn(*[Tensor(a, dtype=dtype, device="NV") for a in args]).numpy()
   return nv, fn(*[Tensor(a, dtype=dtype, device="CPU") for a in args]).numpy()
 
 @pytest.mark.parametrize("dt", INTS, ids=str)
@@ -31,7 +31,7 @@ def test_ptx_call_relocations(dev):
   # the kernel calls ptxas' helper with CALL.ABS.NOINC (R_CUDA_ABS47_34: bits 34..80 hold the target in 4-byte units) and hands it the
   # return address in two MOVs (R_CUDA_ABS32_LO_32/HI_32 with an addend: the instruction after the call, not the kernel's start)
   a, b = Tensor([7, -9], dtype=dtypes.int16, device="NV").realize(), Tensor([3, 2], dtype=dtypes.int16, device="NV").realize()
-  with Context(NV_PTX=1): prg = get_runner("NV", (a % b).schedule()[-1].ast)._prg
+  with Context(DEV="NV:PTX"): prg = nv_kernel(a % b)[0]
   from tinygrad.runtime.support.elf import elf_loader
   _, sections, relocs = elf_loader(prg.lib, force_section_align=128)
   dev.allocator._copyout(image:=memoryview(bytearray(prg.lib_gpu.size)), prg.lib_gpu)   # the image as the GPU sees it
@@ -47,9 +47,10 @@ def test_ptx_call_relocations(dev):
     assert half == ((base + target) & 0xffffffff if o in lo else (base + target) >> 32)
 
 @pytest.mark.parametrize("dt", [dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2], ids=str)
-def test_ptx_refuses_bfloat16_fp8_by_name(dev, dt):
-  with Context(NV_PTX=1), pytest.raises(RuntimeError, match=rf"{dt}.*PTX renderer.*NV_PTX"):
-    (Tensor([1.0, 2.0], device="NV").cast(dt) + 1).realize()
+def test_ptx_emulates_bfloat16_fp8(dev, dt):
+  # PTXRenderer.supported_dtypes leaves these out, so they are computed in float32 and stored as dt
+  nv, cpu = both(lambda a: (a.cast(dt) + 1).cast(dtypes.float32), [1.0, 2.0, 3.5, -0.75], dtype=dtypes.float32)
+  np.testing.assert_equal(nv, cpu)
 
 def test_beam_candidates_compiled_in_workers_run(dev):
   # BEAM compiles its candidates in worker processes and times them here: programs this process never compiled load and run

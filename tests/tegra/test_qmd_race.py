@@ -2,10 +2,9 @@
 # test_exec_2_kernels_100_times read 198 instead of 200 on the Orin: the final signal arrived before the last kernels ran).
 import contextlib
 from tinygrad import Tensor
-from tinygrad.engine.realize import get_runner
 from tinygrad.uop.ops import UOp
 from tinygrad.dtype import dtypes
-from tegra_kernel import emu_kernel
+from tegra_kernel import emu_kernel, nv_kernel
 
 @contextlib.contextmanager
 def widened_qmd_race(seconds:float):
@@ -18,14 +17,13 @@ def widened_qmd_race(seconds:float):
 
 def test_resubmitted_queue_signals_its_own_value(dev):
   a = Tensor([0., 1.], device="NV").realize()
-  runner = get_runner(dev.device, (a + 1).schedule()[-1].ast)
+  prg, gs, ls = nv_kernel(a + 1)
   b = (a + 1).realize()
-  ab = runner._prg.fill_kernargs((a.uop.buffer._buf, b.uop.buffer._buf))
-  ba = runner._prg.fill_kernargs((b.uop.buffer._buf, a.uop.buffer._buf))
-  gs, ls = runner.p.global_size, runner.p.local_size
+  ab = prg.fill_kernargs((a.uop.buffer._buf, b.uop.buffer._buf))
+  ba = prg.fill_kernargs((b.uop.buffer._buf, a.uop.buffer._buf))
 
   val = UOp.variable("sig_val", 0, 0xffffffff, dtypes.uint32)
-  q = dev.hw_compute_queue_t().wait(dev.timeline_signal, val - 1).exec(runner._prg, ab, gs, ls).exec(runner._prg, ba, gs, ls) \
+  q = dev.hw_compute_queue_t().wait(dev.timeline_signal, val - 1).exec(prg, ab, gs, ls).exec(prg, ba, gs, ls) \
                                .signal(dev.timeline_signal, val)
   with widened_qmd_race(0.002):
     for _ in range(20):

@@ -1,6 +1,6 @@
 # tinygrad's generated nvgpu/nvmap bindings (runtime/autogen/nvgpu.py, from the L4T r36.4 headers) against tegra-uapi.json, the description
 # the emulated kernel is built from (a C program compiled against the same headers): a wrong header and a wrong emulator cannot agree silently.
-import ctypes, functools, json, pathlib, pytest
+import ctypes, functools, json, keyword, pathlib, pytest
 from tinygrad.runtime.autogen import nvgpu
 
 # the repository's one copy of the reference facts, beside the emulated kernel generated from it: a clone on a Jetson has it too
@@ -12,24 +12,25 @@ def request(p:functools.partial) -> int:
   idir, base, nr, typ = p.args
   return (idir << 30) | ((ctypes.sizeof(typ) if typ is not None else 0) << 16) | (base << 8) | nr
 
-def field_bytes(typ:type, path:str) -> bytes:
+def field_bytes(typ:type, path:str, bits:int|None=None) -> bytes:
   """A zeroed `typ` with the field at `path` (dotted as the JSON names it: through named nested structs and unions) set to all ones."""
   buf = bytearray(ctypes.sizeof(typ))
   obj = typ.from_buffer(buf)
-  *outer, last = path.split(".")
+  *outer, last = [f"_{p}" if keyword.iskeyword(p) else p for p in path.split(".")]   # the generator renames C's `in` to `_in`
   for p in outer: obj = getattr(obj, p)  # a named nested struct or union: a view into buf
   if isinstance(v:=getattr(obj, last), ctypes.Array): v[:] = [-1] * len(v)
   elif isinstance(v, ctypes._Pointer): setattr(obj, last, ctypes.cast(ctypes.c_void_p(-1), type(v)))
-  else: setattr(obj, last, -1)
+  else: setattr(obj, last, -1 if bits is None else (1 << bits) - 1)   # bitfields take their unsigned value
   return bytes(buf)
 
 @pytest.mark.parametrize("name", sorted(UAPI["structs"]))
 def test_struct_layout(name):
   typ, ref = getattr(nvgpu, f"struct_{name}"), UAPI["structs"][name]
-  assert (ctypes.sizeof(typ), ctypes.alignment(typ)) == (ref["sizeof"], ref["alignof"])
+  # the records place every field at its C offset, packed: their alignment is in the offsets, ctypes.alignment is 1
+  assert ctypes.sizeof(typ) == ref["sizeof"]
   for f in ref["fields"]:
     want = ((1 << f["bits"]) - 1) << f["bit"] if "bits" in f else (1 << 8 * f["size"]) - 1
-    assert field_bytes(typ, f["name"]) == (want << 8 * f["offset"]).to_bytes(ref["sizeof"], "little"), f"{name}.{f['name']}"
+    assert field_bytes(typ, f["name"], f.get("bits")) == (want << 8 * f["offset"]).to_bytes(ref["sizeof"], "little"), f"{name}.{f['name']}"
 
 @pytest.mark.parametrize("name", sorted(UAPI["ioctls"]))
 def test_ioctl_request(name): assert request(getattr(nvgpu, name)) == int(UAPI["ioctls"][name]["request"], 16)

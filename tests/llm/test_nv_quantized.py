@@ -1,0 +1,70 @@
+# tinygrad/llm/kernels/nv.py: GGUF Q8_0/Q4_K/Q6_K linear weights read as stored by the decode matvec on NV and CUDA
+import numpy as np, pytest, gguf
+from tinygrad import Tensor, UOp, GlobalCounters, dtypes
+from tinygrad.helpers import Target
+from tinygrad.uop.ops import AxisType
+from tinygrad.llm.gguf import ggml_data_to_tensor
+from tinygrad.llm.model import Transformer
+from tinygrad.llm.kernels import nv
+from llm_helpers import random_blocks
+
+TYPES = [nv.Q8_0, nv.Q4_K, nv.Q6_K]
+
+@pytest.mark.parametrize("typ", TYPES)
+def test_dequant_is_ggmls_bit_for_bit(typ):
+  bs, _ = nv.QUANTS[typ]
+  raw = random_blocks(np.random.default_rng(typ), 64, typ)
+  got = nv.dequantize(Tensor(raw.reshape(-1)), typ).numpy()
+  ours = ggml_data_to_tensor(Tensor(raw.reshape(-1)), 64*bs, typ).reshape(64, bs).numpy()
+  theirs = gguf.quants.dequantize(raw, gguf.GGMLQuantizationType(typ)).reshape(64, bs).astype(np.float32)
+  np.testing.assert_array_equal(got.view(np.uint32), ours.view(np.uint32))
+  np.testing.assert_array_equal(got.view(np.uint32), theirs.view(np.uint32))
+
+@pytest.mark.parametrize("typ", TYPES)
+def test_matvec(typ):
+  rng, (bs, _) = np.random.default_rng(typ), nv.QUANTS[typ]
+  raw, rows = random_blocks(rng, 64, typ), 16
+  w = gguf.quants.dequantize(raw, gguf.GGMLQuantizationType(typ)).reshape(rows, -1).astype(np.float64)
+  x = rng.standard_normal(w.shape[1]).astype(np.float32)
+  np.testing.assert_allclose(nv.matvec(Tensor(raw.reshape(-1)), typ, Tensor(x), rows).numpy(), w @ x, rtol=1e-5, atol=1e-5 * np.abs(w @ x).max())
+
+@pytest.mark.parametrize("typ", TYPES)
+def test_matvec_is_one_kernel(typ):
+  raw, x = Tensor(random_blocks(np.random.default_rng(typ), 64, typ).reshape(-1)).realize(), Tensor.ones(64*nv.QUANTS[typ][0]//16).realize()
+  GlobalCounters.reset()
+  nv.matvec(raw, typ, x, 16).realize()
+  assert GlobalCounters.kernel_count == 1
+
+def test_matvec_lanes_are_a_warp():
+  # on CUDA a row is one workgroup of 32 lanes whose sums meet in shared memory, and lane 0 stores the row
+  out, raw, x = UOp.placeholder((256,), dtypes.float, 0), UOp.placeholder((512*210,), dtypes.uint8, 1), UOp.placeholder((512,), dtypes.float, 2)
+  from tinygrad.codegen import to_program
+  from tinygrad.renderer.cstyle import CUDARenderer
+  prg = to_program(nv._matvec_kernel(out, raw, x, nv.Q6_K, lanes_local=True), CUDARenderer(Target("CUDA", arch="sm_90")))
+  assert (prg.arg.global_size, prg.arg.local_size) == ((256, 1, 1), (32, 1, 1))
+  assert "__syncthreads()" in prg.src[2].arg and "__shared__" in prg.src[2].arg
+  # a block's 8 runs share its quant bytes: 4 ql and 2 qh byte loads a lane a block, not one of each a weight
+  assert prg.src[2].arg.count("(*(data1_") == 4 + 2 + 8 + 2
+
+def test_only_nv_and_cuda():
+  assert not any(nv.nv_custom_kernels_supported(d) for d in ("CPU", "NULL", "AMD", ("CPU", "CPU:1"), None))
+
+def test_model_uses_it(tiny_gguf):
+  m, _ = Transformer.from_gguf(tiny_gguf, max_context=16)
+  assert all(isinstance(l, nv.Linear) for b in m.blk for l in (b.attn_q, b.attn_v, b.ffn_down)) and isinstance(m.output, nv.Linear)
+
+def test_decode_reads_the_blocks(tiny_gguf, monkeypatch):
+  # the CPU stands in for a GPU: the same kernels with the lanes as a global axis
+  ref, _ = Transformer.from_gguf(tiny_gguf, max_context=16)
+  want = [t for t,_ in zip(ref.generate([0, 5, 9]), range(2))]
+  monkeypatch.setattr(nv, "nv_custom_kernels_supported", lambda d: True)
+  m, _ = Transformer.from_gguf(tiny_gguf, max_context=16)
+  calls, matvec = [], nv.matvec
+  monkeypatch.setattr(nv, "matvec", lambda raw, typ, x, rows: calls.append(typ) or matvec(raw, typ, x, rows))
+  assert [t for t,_ in zip(m.generate([0, 5, 9]), range(2))] == want
+  # the Q6_K projections and the Q8_0 head; q and k are rows permuted for RoPE at load and keep nn.Linear's matvec
+  assert set(calls) == {nv.Q8_0, nv.Q6_K}
+  assert all(b.attn_q.blocks is None and b.attn_v.blocks[1] == nv.Q6_K for b in m.blk) and m.output.blocks[1] == nv.Q8_0
+  # read where the file's tensors lie: no copy of a weight
+  file_buf = m.output.blocks[0].uop.buffer.base
+  assert all(b.ffn_down.blocks[0].uop.buffer.base is file_buf for b in m.blk)
