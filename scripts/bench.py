@@ -157,7 +157,8 @@ def bench_prefill(model, n:int, dev:str) -> dict:
 def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:int, tokens:int, max_context:int, profile=False,
               start_pos=0, prefill=0) -> list[dict]:
   from tinygrad import Tensor, Device, nn, GlobalCounters, helpers
-  from tinygrad.apps.llm import Transformer
+  try: from tinygrad.apps.llm import Transformer
+  except ImportError: from tinygrad.llm.model import Transformer   # upstream master: python -m tinygrad.llm's model
   from tinygrad.engine import realize
   if gguf is None:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -185,13 +186,14 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
       GlobalCounters.reset(); st = time.perf_counter(); out.append(next(gen)); dt = time.perf_counter() - st
       if i == 0: first_s = dt  # the prompt and the compile of every kernel it and the first decode step run
       if i >= warmup: ts.append(dt); kernels = GlobalCounters.kernel_count
-    names = sorted({r.p.name for r in realize.method_cache.values() if hasattr(r, "p")})
+    names = sorted({r.p.name for r in getattr(realize, "method_cache", {}).values() if hasattr(r, "p")})
     # a graphed JIT launches its kernels as one batch: count what is inside
-    jit_items = model.forward_jit.captured.jit_cache if model.forward_jit.captured is not None else []
-    kernels = sum(len(getattr(ei.prg, "jit_cache", [ei])) for ei in jit_items) or kernels
+    jit = getattr(model, "forward_jit", None) or model.rollout_jit
+    jit_items = getattr(jit.captured, "jit_cache", []) if jit.captured is not None else []   # master's JIT keeps no jit_cache: GlobalCounters
+    kernels = sum(len(getattr(ei.prg, "jit_cache", [ei])) for ei in jit_items) or (kernels if jit_items or profile else "-")
     # generate reads its tokens up to DECODE_AHEAD steps at a time (one next() carries them, the others return at once): a token's time is the
     # mean of a window of that many, every window holding one read; fewer than two windows' tokens make one window
-    w = getattr(sys.modules["tinygrad.apps.llm"], "DECODE_AHEAD", 1)
+    w = getattr(sys.modules.get("tinygrad.apps.llm"), "DECODE_AHEAD", 1)
     w = w if len(ts) >= 2 * w else len(ts)
     ts = [sum(ts[i:i + w]) / w for i in range(0, len(ts) - w + 1, w)]
     med, at, q = statistics.median(ts), f" @{start_pos}" if start_pos else "", statistics.quantiles(ts, n=10) if len(ts) > 1 else ts * 9
@@ -275,7 +277,10 @@ def run_worker(args, dev:str, env:dict) -> dict:
          "--prefill", str(args.prefill)]
   cmd += (["--gguf", args.gguf] if args.gguf else []) + (["--full"] if args.full else []) + (["--profile"] if args.profile else []) + sum((["--mv", m] for m in args.mv), [])
   try:
-    p = subprocess.run(cmd, env={**env, dev: "1", "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE, text=True, timeout=args.timeout)
+    # tinygrad >= 0.13 (a tree with tinygrad/llm/) picks its device with DEV=, 0.12.0 with NAME=1
+    tree = pathlib.Path(env.get("PYTHONPATH", "").split(":")[0] or pathlib.Path(__file__).resolve().parent.parent/"build"/"tinygrad")
+    pick = {"DEV": dev} if (tree/"tinygrad"/"llm").is_dir() else {dev: "1"}
+    p = subprocess.run(cmd, env={**env, **pick, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE, text=True, timeout=args.timeout)
     res = [json.loads(l[len("BENCH_RESULT "):]) for l in p.stdout.splitlines() if l.startswith("BENCH_RESULT ")]
     ret = res[0] if res else dict(device=dev, skipped=f"worker exited {p.returncode} without a result", rows=[])
   except subprocess.TimeoutExpired: ret = dict(device=dev, skipped=f"worker ran past --timeout {args.timeout}s", rows=[])
