@@ -3,6 +3,7 @@
 dir:
 let
   series = dir + "/series";
+  where = "patches/${baseNameOf dir}";
   entry =
     line:
     let
@@ -12,9 +13,9 @@ let
     if builtins.match "[[:space:]]*(#.*)?" line != null then
       [ ]
     else if name == null then
-      throw "patches/series: cannot read line '${line}' (one patch file name per line)"
+      throw "${where}/series: cannot read line '${line}' (one patch file name per line)"
     else if !builtins.pathExists file then
-      throw "patches/series lists ${builtins.head name}, but patches/${builtins.head name} does not exist"
+      throw "${where}/series lists ${builtins.head name}, but ${where}/${builtins.head name} does not exist"
     else
       [ file ];
 in

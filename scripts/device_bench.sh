@@ -7,7 +7,7 @@
 # llama.cpp-src.tar.gz (vendor/llama.cpp of the llama-cpp-python 0.3.36 sdist) or llama-bench.tar.xz* (what an earlier run left in OUT:
 # llama-bench built there, static but for the CUDA libraries). PREP_ONLY=1 stops once the trees and the GGUF are made (llama.cpp building
 # on). A bench.py --build LABEL=SPEC[;ENV=VAL...] (no = in LABEL) whose SPEC is base (the sdist),
-# series (all of patches/series) or series@TEXT (the series before the first patch whose name holds TEXT) runs a tree that scripts/series.py
+# series (all of patches/v0.12.0/series) or series@TEXT (the series before the first patch whose name holds TEXT) runs a tree that scripts/series.py
 # makes; --gguf and --llama-bench are added. E.g.:
 #   scripts/device_bench.sh run SRC OUT --devices CUDA --only llm --sms all,14,8 --prefill 512 --build "tinygrad 0.12.0=base" --build series=series
 set -uo pipefail
@@ -16,7 +16,7 @@ LCP_VERSION=0.3.36
 if [ "$cmd" = gather ]; then
   set -e; HERE=$(dirname "$(realpath "$0")"); tmp=$(mktemp -d); mkdir -p "$SRC/patches" "$SRC/scripts" "$SRC/whl"
   python3 -c "import sys, pathlib; sys.path.insert(0, '$HERE'); import series; series.V012.fetch(pathlib.Path('$SRC'))"  # the pinned sdist, checked
-  cp "$HERE"/../patches/series "$HERE"/../patches/*.patch "$SRC/patches/"; cp "$HERE"/*.py "$SRC/scripts/"
+  cp "$HERE"/../patches/v0.12.0/series "$HERE"/../patches/v0.12.0/*.patch "$SRC/patches/"; cp "$HERE"/*.py "$SRC/scripts/"
   python3 -m pip download -q --no-deps --only-binary=:all: -d "$SRC/whl" gguf==0.17.1
   if [ ! -e "$SRC/llama.cpp-src.tar.gz" ]; then
     python3 -m pip download -q --no-deps --no-binary :all: -d "$tmp" "llama-cpp-python==$LCP_VERSION"

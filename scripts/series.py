@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A pinned tinygrad base + its patch series as a git working tree: `apply` materialises and patches it, `export` turns its branch back
-into the series and one upstream-PR branch per topic. Two bases: tinygrad v0.12.0 (patches/, the PyPI sdist) and upstream master
+into the series and one upstream-PR branch per topic. Two bases: tinygrad v0.12.0 (patches/v0.12.0/, the PyPI sdist) and upstream master
 a9069c17 (patches/master/, ../shared/upstream's tarball where GitHub is out of reach). Stdlib only: it runs before the project's
 virtual environment exists."""
 import argparse, hashlib, os, re, shutil, subprocess, sys, tarfile, tempfile
@@ -30,7 +30,8 @@ class Base:
     return f
 
 BASES = {"v0.12.0": Base("v0.12.0", "6b0a9f5ee6890facbbe3674fed8002fac2fa918c", "tinygrad-0.12.0.tar.gz",
-                         "299cd53d9452b8689b36c7026c866b73d1e4a862ec53a8ea5bc2a412358c1bbf", ROOT/"patches", ROOT/"build"/"tinygrad"),
+                         "299cd53d9452b8689b36c7026c866b73d1e4a862ec53a8ea5bc2a412358c1bbf", ROOT/"patches"/"v0.12.0",
+                         ROOT/"build"/"tinygrad"),
          "master": Base("upstream-a9069c17", "a9069c177a9da9cca18593edf55acd2e6073cca6", "tinygrad-a9069c17.tar.xz",
                         "55a9dc6bf0037286c32641e0c3fcd80b0214970b6b86004689a9ff4995978b05", ROOT/"patches"/"master", ROOT/"build"/"master"/"tinygrad")}
 V012 = BASES["v0.12.0"]
@@ -52,7 +53,7 @@ def git(tree:Path, *args:str, env:dict|None=None, check=True) -> str:
 def read_series(patches:Path) -> list[str]:
   if not (series:=patches/"series").exists(): return []
   names = [l.strip() for l in series.read_text().splitlines() if l.strip() and not l.lstrip().startswith("#")]
-  if (missing:=[n for n in names if not (patches/n).is_file()]): raise SeriesError(f"patches/series names missing files: {', '.join(missing)}")
+  if (missing:=[n for n in names if not (patches/n).is_file()]): raise SeriesError(f"{series} names missing files: {', '.join(missing)}")
   return names
 
 def default_tree(base:Base=V012) -> Path:

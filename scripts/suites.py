@@ -2,7 +2,7 @@
 """Run every test suite the way CI does and print one total. Each suite is a pytest run with its own environment; upstream suites
 run from the materialised tinygrad tree, minus the tests listed in tests/upstream/known_failures.txt (printed with their reasons).
 Two bases: the suites marked master run on upstream master + patches/master (build/master/tinygrad, first on PYTHONPATH), the
-others on tinygrad v0.12.0 + patches/series, the tree installed in .venv."""
+others on tinygrad v0.12.0 + patches/v0.12.0/series, the tree installed in .venv."""
 import os, subprocess, sys, time, xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -1,4 +1,4 @@
-# The patch pipeline: patches/series applies to the pinned base, export reproduces patches/ byte for byte, one branch per topic,
+# The patch pipeline: each series applies to the pinned base, export reproduces patches/ byte for byte, one branch per topic,
 # and a patch that no longer applies stops everything with its name.
 import importlib.util, shutil, subprocess, sys
 from pathlib import Path
@@ -35,10 +35,10 @@ def two_topics(base_tree, tmp_path) -> Path:
 def files(d:Path) -> dict[str, bytes]: return {f.name: f.read_bytes() for f in sorted(d.iterdir())}
 
 def test_repo_series_applies_and_exports_byte_for_byte(tree, tmp_path):
-  series.apply(tree, ROOT/"patches", CACHE)
-  assert int(series.git(tree, "rev-list", "--count", "v0.12.0..orin")) == len(series.read_series(ROOT/"patches"))
+  series.apply(tree, series.V012.patches, CACHE)
+  assert int(series.git(tree, "rev-list", "--count", "v0.12.0..orin")) == len(series.read_series(series.V012.patches))
   series.export(tree, out:=tmp_path/"out")
-  want = {n: (ROOT/"patches"/n).read_bytes() for n in series.read_series(ROOT/"patches")}
+  want = {n: (series.V012.patches/n).read_bytes() for n in series.read_series(series.V012.patches)}
   assert files(out) == {**want, "series": "".join(f"{n}\n" for n in want).encode()}
 
 def test_roundtrip_and_topic_branches(two_topics, base_tree, tmp_path):

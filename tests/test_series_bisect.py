@@ -1,4 +1,4 @@
-# The series bisects: every prefix of patches/series applies to the pinned base, compiles, imports and computes. Each prefix gets its own
+# The series bisect: every prefix of each series applies to the pinned base, compiles, imports and computes. Each prefix gets its own
 # interpreter on a checkout of that prefix: the files its patch touches compile, tinygrad and the touched modules import, the CPU device
 # adds; from the patch that adds TegraIface on, NV=1 on the emulated Orin (ORIN_EMU=1) picks TegraIface and computes too. A second check
 # reads each patch after TegraIface's: none may change or remove lines an earlier patch added to TegraIface (a later behaviour adds its
@@ -103,7 +103,7 @@ def test_no_patch_rewrites_tegraiface_lines_of_an_earlier_one(tmp_path, base):
 
 def test_a_broken_patch_in_the_middle_is_named(tmp_path):
   # the patch that makes devices refuse work after fork(): its import-time hook misspelled, so the import of hcq.py fails from there on
-  shutil.copytree(ROOT/"patches", p:=tmp_path/"patches")
+  shutil.copytree(series.V012.patches, p:=tmp_path/"patches")
   names = series.read_series(p)
   i, name = next((i, n) for i, n in enumerate(names) if "refuses-work-in-the-child" in n or "fork" in n)
   assert 0 < i < len(names) - 1

@@ -4,6 +4,7 @@ import importlib.util, inspect, json, pathlib
 import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
+SERIES = "patches/v0.12.0"   # the series the overlay applies
 
 def edit(path:pathlib.Path, old:str, new:str):
   text = path.read_text()
@@ -11,9 +12,9 @@ def edit(path:pathlib.Path, old:str, new:str):
   path.write_text(text.replace(old, new, 1))
 
 def write_series(tree:pathlib.Path, names:list[str], present:list[str]):
-  (tree/"patches").mkdir(exist_ok=True)
-  (tree/"patches/series").write_text("".join(f"{n}\n" for n in names))
-  for n in present: (tree/"patches"/n).write_text(f"From: fixture\nSubject: [PATCH] {n}\n\n---\n")
+  (tree/SERIES).mkdir(parents=True, exist_ok=True)
+  (tree/SERIES/"series").write_text("".join(f"{n}\n" for n in names))
+  for n in present: (tree/SERIES/n).write_text(f"From: fixture\nSubject: [PATCH] {n}\n\n---\n")
 
 def users_option_mistyped(t): edit(t/"nixos/default.nix", "type = types.listOf types.str;", "type = types.str;")
 def clock_option_renamed(t): edit(t/"nixos/default.nix", "clockControl = mkOption", "clockcontrol = mkOption")
@@ -21,10 +22,10 @@ def udev_rules_sort_before_l4t(t): edit(t/"nixos/default.nix", "/etc/udev/rules.
 def performance_option_does_nothing(t): edit(t/"nixos/default.nix", "profileNumber = 0;", "")
 def nix_drops_a_listed_patch(t):
   write_series(t, ["0001-a.patch", "0002-b.patch"], ["0001-a.patch", "0002-b.patch"])
-  edit(t/"overlays/default.nix", "patches = import ./series.nix ../patches;", "patches = builtins.tail (import ./series.nix ../patches);")
+  edit(t/"overlays/default.nix", "import ./series.nix ../patches/v0.12.0;", "builtins.tail (import ./series.nix ../patches/v0.12.0);")
 def patch_moves_a_substituted_line(t):
   write_series(t, ["0001-cuda.patch"], [])
-  (t/"patches/0001-cuda.patch").write_text("--- a/tinygrad/runtime/autogen/cuda.py\n+++ b/tinygrad/runtime/autogen/cuda.py\n"
+  (t/SERIES/"0001-cuda.patch").write_text("--- a/tinygrad/runtime/autogen/cuda.py\n+++ b/tinygrad/runtime/autogen/cuda.py\n"
                                           "@@ -4 +4 @@\n-dll = DLL('cuda', 'cuda')\n+dll = DLL('cuda', ['cuda'])\n")
 def series_lists_a_missing_patch(t): write_series(t, ["0001-a.patch", "0002-b.patch"], ["0001-a.patch"])
 def sdist_hash_changed(t): edit(t/"overlays/tinygrad.nix", 'hash = "sha256-KZzV', 'hash = "sha256-AAAA')

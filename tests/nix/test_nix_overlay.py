@@ -1,21 +1,22 @@
-"""overlays/: the tinygrad Nix builds is the pinned sdist plus patches/series in order, with its library lookups
+"""overlays/: the tinygrad Nix builds is the pinned sdist plus patches/v0.12.0/series in order, with its library lookups
 substituted by CUDA 12.6 / driver / libc paths."""
 import base64, hashlib, pathlib, shutil, subprocess, tarfile
 import pytest
 
 SDIST_SHA256 = "299cd53d9452b8689b36c7026c866b73d1e4a862ec53a8ea5bc2a412358c1bbf"  # nix-pins.md: tinygrad-0.12.0.tar.gz
+SERIES = "patches/v0.12.0"   # the series the overlay applies
 
 def overlay(nix, tree:pathlib.Path) -> dict: return nix.eval(tree/"tests/nix/eval-overlay.nix", root=tree)
 
 def series_names(series:pathlib.Path) -> list[str]:
-  """patches/series by the project's convention (one name a line, '#' comments, blank lines), independent of series.nix"""
+  """a series file by the project's convention (one name a line, '#' comments, blank lines), independent of series.nix"""
   return [n for n in (line.split("#", 1)[0].strip() for line in series.read_text().splitlines()) if n]
 
 def write_patches(tree:pathlib.Path, series:str, files:list[str]):
-  shutil.rmtree(tree/"patches", ignore_errors=True)
-  (tree/"patches").mkdir()
-  (tree/"patches/series").write_text(series)
-  for f in files: (tree/"patches"/f).write_text(f"From: fixture\nSubject: [PATCH] {f}\n\n---\n")
+  shutil.rmtree(tree/SERIES, ignore_errors=True)
+  (tree/SERIES).mkdir(parents=True)
+  (tree/SERIES/"series").write_text(series)
+  for f in files: (tree/SERIES/f).write_text(f"From: fixture\nSubject: [PATCH] {f}\n\n---\n")
 
 def test_src_is_the_pinned_sdist(nix, tree):
   src = overlay(nix, tree)["src"]
@@ -25,7 +26,7 @@ def test_src_is_the_pinned_sdist(nix, tree):
 
 def test_patch_list_equals_patches_series(nix, tree):
   applied = overlay(nix, tree)["patches"]
-  series = tree/"patches/series"
+  series = tree/SERIES/"series"
   # no series on this branch means nothing to apply; with one, Nix applies exactly it, in its order
   assert applied == (series_names(series) if series.exists() else [])
 
@@ -33,11 +34,11 @@ def test_series_comments_blank_lines_and_order(nix, fresh_tree):
   write_patches(fresh_tree, "# codegen\n0002-b.patch\n\n  0001-a.patch   # applied second\n#0003-c.patch\n0010-d.patch\n",
                 ["0001-a.patch", "0002-b.patch", "0003-c.patch", "0010-d.patch"])
   assert overlay(nix, fresh_tree)["patches"] == ["0002-b.patch", "0001-a.patch", "0010-d.patch"]
-  assert series_names(fresh_tree/"patches/series") == ["0002-b.patch", "0001-a.patch", "0010-d.patch"]
+  assert series_names(fresh_tree/SERIES/"series") == ["0002-b.patch", "0001-a.patch", "0010-d.patch"]
 
 def test_series_naming_a_missing_patch_stops_evaluation(nix, fresh_tree):
   write_patches(fresh_tree, "0001-a.patch\n0002-gone.patch\n", ["0001-a.patch"])
-  with pytest.raises(RuntimeError, match="patches/series lists 0002-gone.patch"): overlay(nix, fresh_tree)
+  with pytest.raises(RuntimeError, match=f"{SERIES}/series lists 0002-gone.patch"): overlay(nix, fresh_tree)
 
 def test_library_lookups_point_at_cuda_12_6_driver_and_libc(nix, tree):
   o = overlay(nix, tree)
@@ -67,7 +68,7 @@ def test_series_and_post_patch_apply_to_the_sdist_as_in_nix_build(nix, tree, sdi
   with tarfile.open(sdist) as tf: tf.extractall(tmp_path, filter="data")
   work = tmp_path/"tinygrad-0.12.0"
   for name in overlay(nix, tree)["patches"]:
-    r = subprocess.run(["patch", "-p1", "--batch", "-i", str(tree/"patches"/name)], cwd=work, capture_output=True, text=True)
+    r = subprocess.run(["patch", "-p1", "--batch", "-i", str(tree/SERIES/name)], cwd=work, capture_output=True, text=True)
     assert r.returncode == 0, f"{name} does not apply with GNU patch:\n{r.stdout}{r.stderr}"
   strict = ('substituteInPlace() { f=$1; shift; while [ $# -gt 0 ]; do [ "$1" = --replace-fail ] || return 2; python3 -c '
             '"import sys; p,a,b=sys.argv[1:]; s=open(p).read(); assert a in s, (p, a); open(p, \'w\').write(s.replace(a, b))" "$f" "$2" "$3"'
