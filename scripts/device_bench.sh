@@ -58,7 +58,7 @@ for a in "$@"; do
     *=base|*=base\;*|*=series|*=series\;*|*=series@*)
       label=${a%%=*} rest=${a#*=}; spec=${rest%%;*}; env=${rest#"$spec"}; dir=$W/trees/$(printf %s "$spec" | tr -c 'a-zA-Z0-9' _)
       case $spec in base) p=$W/nopatches; mkdir -p $p;; series) p=$SRC/patches;; *) p=$SRC/patches; until=${spec#series@};; esac
-      python3 $S/series.py apply --tree $dir --patches $p --cache $SRC ${until:+--until "$until"} || exit 1; unset until
+      python3 $S/series.py apply --base v0.12.0 --tree $dir --patches $p --cache $SRC ${until:+--until "$until"} || exit 1; unset until
       args+=("$label=$dir$env");;
     *) args+=("$a");;
   esac

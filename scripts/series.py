@@ -157,7 +157,7 @@ def export(tree:Path, patches:Path, base:Base=V012) -> list[str]:
 def main() -> int:
   p = argparse.ArgumentParser(description=__doc__)
   p.add_argument("cmd", choices=["apply", "export"])
-  p.add_argument("--base", choices=list(BASES), default="v0.12.0", help="the pinned tinygrad the series applies to")
+  p.add_argument("--base", choices=list(BASES), default="master", help="the pinned tinygrad the series applies to")
   p.add_argument("--tree", type=Path, default=None, help="the tinygrad git working tree (default: the base's, see default_tree)")
   p.add_argument("--patches", type=Path, default=None, help="the series (default: the base's)")
   p.add_argument("--cache", type=Path, default=ROOT/"build"/"dl", help="where the pinned sdist is downloaded to")

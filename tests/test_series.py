@@ -81,8 +81,8 @@ def test_broken_patch_stops_setup_with_its_name(two_topics, base_tree, tmp_path)
   p = two_topics/"0002-renderer-ptx-mark.patch"
   p.write_text(p.read_text().replace("class PTXRenderer", "class NoSuchRenderer"))
   shutil.copytree(base_tree, t:=tmp_path/"t", symlinks=True)
-  r = subprocess.run([sys.executable, ROOT/"scripts"/"series.py", "apply", "--tree", t, "--patches", two_topics, "--cache", CACHE],
-                     capture_output=True, text=True)
+  r = subprocess.run([sys.executable, ROOT/"scripts"/"series.py", "apply", "--base", "v0.12.0", "--tree", t, "--patches", two_topics,
+                      "--cache", CACHE], capture_output=True, text=True)
   assert r.returncode == 1 and "patch 0002-renderer-ptx-mark.patch does not apply" in r.stderr
   assert series.git(t, "log", "-1", "--format=%s") == "opt/heuristic: mark"   # stopped right after the last good patch
 
