@@ -1,5 +1,5 @@
 {
-  description = "tinygrad 0.12.0 on NVIDIA Jetson Orin (nvgpu/nvmap NV backend): patched package, dev shell, NixOS module";
+  description = "tinygrad (upstream master a9069c17) on NVIDIA Jetson Orin (nvgpu/nvmap NV backend): patched package, dev shell, NixOS module";
 
   inputs = {
     nixpkgs.url = "github:nixos/nixpkgs/nixos-25.11";
@@ -41,10 +41,11 @@
         ps.gguf
       ]);
       suites = ''
-        python -m pytest tests/orin_emu                             # the emulated Orin: no GPU needed
-        NV=1 python -m pytest tests                                 # our suites on this Jetson's GPU
-        (cd tinygrad && NV=1 python -m pytest test/test_ops.py)     # upstream test_ops on the GPU (submodule)
-        (cd tinygrad && CUDA=1 python -m pytest test/test_ops.py)   # the same through CUDA 12.6, side by side
+        python -m pytest tests/orin_emu                                          # the emulated Orin: no GPU needed
+        DEV=NV python -m pytest tests/tegra tests/tegra_conformance tests/llm    # our suites on this Jetson's GPU
+        (cd tinygrad && DEV=NV python -m pytest test/backend/test_ops.py)        # upstream test_ops on the GPU (submodule)
+        (cd tinygrad && DEV=NV:PTX python -m pytest test/backend/test_ops.py)    # the same through the PTX renderer
+        (cd tinygrad && DEV=CUDA python -m pytest test/backend/test_ops.py)      # the same through CUDA 12.6, side by side
       '';
     in
     {
@@ -68,7 +69,7 @@
             export PYTHONPATH="$PWD/tinygrad''${PYTHONPATH:+:$PYTHONPATH}"
             echo "tinygrad: editable from $PWD/tinygrad, upstream master (scripts/setup applies patches/master/series there as commits)"
           else
-            echo "tinygrad: patched 0.12.0 from the overlay (git submodule update --init tinygrad for an editable tree)"
+            echo "tinygrad: patched master a9069c17 from the overlay (git submodule update --init tinygrad for an editable tree)"
           fi
           printf '%s' ${pkgs.lib.escapeShellArg suites}
         '';

@@ -35,7 +35,7 @@ in
       type = types.listOf types.str;
       default = [ ];
       example = [ "alice" ];
-      description = "Users added to the group that may open /dev/nvmap and /dev/nvgpu/igpu0/* (NV=1 needs both).";
+      description = "Users added to the group that may open /dev/nvmap and /dev/nvgpu/igpu0/* (DEV=NV needs both).";
     };
     group = mkOption {
       type = types.str;
@@ -97,7 +97,7 @@ in
       extraGroups = [ group ];
     });
     services.udev.packages = [ rules ];
-    # CUDA=1 loads libcuda from /run/opengl-driver, which jetpack-nixos fills when graphics are enabled
+    # DEV=CUDA loads libcuda from /run/opengl-driver, which jetpack-nixos fills when graphics are enabled
     hardware.graphics.enable = mkDefault true;
     services.nvpmodel = mkIf cfg.maxPerformance {
       enable = true;

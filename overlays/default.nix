@@ -1,6 +1,6 @@
-# Replaces tinygrad in every Python package set with tinygrad-orin's: the pinned 0.12.0 sdist plus patches/v0.12.0/series.
+# Replaces tinygrad in every Python package set with tinygrad-orin's: upstream master a9069c17 plus patches/master/series.
 final: prev: {
   pythonPackagesExtensions = prev.pythonPackagesExtensions ++ [
-    (pyFinal: pyPrev: { tinygrad = pyFinal.callPackage ./tinygrad.nix { patches = import ./series.nix ../patches/v0.12.0; }; })
+    (pyFinal: pyPrev: { tinygrad = pyFinal.callPackage ./tinygrad.nix { patches = import ./series.nix ../patches/master; }; })
   ];
 }

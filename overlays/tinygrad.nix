@@ -1,11 +1,11 @@
-# tinygrad 0.12.0 from its PyPI sdist with our patch series, its library lookups pointed at store paths so that
-# NV=1 and CUDA=1 work on NixOS without environment variables. CUDA is JetPack 6's 12.6, named explicitly: under
-# jetpack-nixos's module pkgs.cudaPackages is 12.8+, with only its overlay 11.4.
+# tinygrad at upstream commit a9069c17, the master series' base, with that series, its library lookups pointed at
+# store paths so that DEV=NV and DEV=CUDA work on NixOS without environment variables. CUDA is JetPack 6's 12.6,
+# named explicitly: under jetpack-nixos's module pkgs.cudaPackages is 12.8+, with only its overlay 11.4.
 {
   lib,
   stdenv,
   buildPythonPackage,
-  fetchPypi,
+  fetchFromGitHub,
   setuptools,
   addDriverRunpath,
   cudaPackages_12_6,
@@ -21,7 +21,7 @@ let
   # file -> [ [ upstream text, replacement ] ]; every <NAME>_PATH environment variable still overrides these
   substitutions = {
     "tinygrad/runtime/autogen/libc.py" = [ [ "DLL('libc', 'c'," "DLL('libc', '${lib.getLib stdenv.cc.libc}/lib/libc.so.6'," ] ];
-    "tinygrad/runtime/autogen/cuda.py" = [ [ "DLL('cuda', 'cuda')" "DLL('cuda', '${libcuda}')" ] ];
+    "tinygrad/runtime/autogen/cuda.py" = [ [ "DLL('cuda', 'nvcuda' if WIN else 'cuda')" "DLL('cuda', '${libcuda}')" ] ];
     "tinygrad/runtime/autogen/nvrtc.py" = [ [ "DLL('nvrtc', 'nvrtc'," "DLL('nvrtc', '${lib.getLib cuda.cuda_nvrtc}/lib/libnvrtc.so'," ] ];
     "tinygrad/runtime/autogen/nvjitlink.py" = [
       [ "DLL('nvjitlink', 'nvJitLink'," "DLL('nvjitlink', '${lib.getLib cuda.libnvjitlink}/lib/libnvJitLink.so'," ]
@@ -38,12 +38,14 @@ let
 in
 buildPythonPackage {
   pname = "tinygrad";
-  version = "0.12.0";
+  # pyproject.toml says 0.13.0 at this commit of 2026-08-22, between the 0.13.0 and 0.14.0 releases
+  version = "0.13.0-unstable-2026-08-22";
   pyproject = true;
-  src = fetchPypi {
-    pname = "tinygrad";
-    version = "0.12.0";
-    hash = "sha256-KZzVPZRSuGibNscCbIZrc9HkqGLsU6jqW8KkEjWMG78=";
+  src = fetchFromGitHub {
+    owner = "tinygrad";
+    repo = "tinygrad";
+    rev = "a9069c177a9da9cca18593edf55acd2e6073cca6";
+    hash = "sha256-DPzJ7TwwdslMjY70RrBB1MGB/g7hERgkJPKs5fhGoS8=";
   };
   inherit patches;
   # after the series: --replace-fail stops the build if a patch moved one of these lines
@@ -55,6 +57,7 @@ buildPythonPackage {
     "tinygrad"
     "tinygrad.runtime.ops_nv"
     "tinygrad.runtime.ops_cuda"
+    "tinygrad.llm.model"
   ];
   passthru = {
     inherit substitutions cudaRoot;
@@ -68,7 +71,7 @@ buildPythonPackage {
     };
   };
   meta = {
-    description = "tinygrad 0.12.0 with tinygrad-orin's patch series (NV backend on Jetson Orin via nvgpu/nvmap)";
+    description = "tinygrad master a9069c17 with tinygrad-orin's patch series (NV backend on Jetson Orin via nvgpu/nvmap)";
     homepage = "https://github.com/tinygrad/tinygrad";
     license = lib.licenses.mit;
   };

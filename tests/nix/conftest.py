@@ -5,7 +5,7 @@ no network is needed. The repo's Nix-relevant files are copied to a temp tree fi
 copy .venv/ and build/ into the store); TINYGRAD_ORIN_NIX_TREE copies from another checkout instead, e.g. to try
 a branch's Nix code against main's patches/.
 """
-import json, os, pathlib, shutil, subprocess
+import importlib.util, json, os, pathlib, shutil, subprocess
 import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -54,10 +54,25 @@ def nix(tmp_path_factory) -> Nix: return Nix(tmp_path_factory.mktemp("nix"))
 def source() -> pathlib.Path: return SOURCE
 
 @pytest.fixture(scope="session")
-def sdist() -> pathlib.Path:
-  """the pinned sdist, where scripts/setup downloads it"""
-  if not (f:=SOURCE/"build/dl/tinygrad-0.12.0.tar.gz").exists(): pytest.skip(f"{f} not downloaded (run scripts/setup)")
-  return f
+def series():
+  """scripts/series.py of the checkout: the pinned bases"""
+  spec = importlib.util.spec_from_file_location("series", SOURCE/"scripts"/"series.py")
+  spec.loader.exec_module(mod:=importlib.util.module_from_spec(spec))
+  return mod
+
+@pytest.fixture(scope="session")
+def upstream(series) -> pathlib.Path:
+  """the master series' base as ../shared/upstream's tarball, sha256-checked: the commit's tree less docs/ and examples/"""
+  try: return series.BASES["master"].fetch(SOURCE/"build"/"dl")
+  except series.SeriesError as e: pytest.skip(str(e))
+
+@pytest.fixture(scope="session")
+def upstream_git(series) -> pathlib.Path:
+  """a tinygrad git repository holding the master series' base commit: the submodule when initialised, else $TINYGRAD_GIT"""
+  for repo in (SOURCE/"tinygrad", os.environ.get("TINYGRAD_GIT")):
+    if repo and subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{series.BASES['master'].rev}^{{commit}}"],
+                               capture_output=True).returncode == 0: return pathlib.Path(repo)
+  pytest.skip("no git repository with upstream's commit (git submodule update --init tinygrad, or TINYGRAD_GIT=<a tinygrad clone>)")
 
 @pytest.fixture(scope="session")
 def tree(tmp_path_factory) -> pathlib.Path:

@@ -9,7 +9,7 @@ let
 in
 {
   inherit (t) pname version postPatch substitutions pythonImportsCheck doCheck runtimeEnv;
-  src = { inherit (t.src) pname version hash; };
+  src = { inherit (t.src) owner repo rev hash; };
   patches = map (p: baseNameOf (toString p)) t.patches;
   cudaRoot = t.cudaRoot.script;
 }

@@ -4,7 +4,7 @@ import importlib.util, inspect, json, pathlib
 import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
-SERIES = "patches/v0.12.0"   # the series the overlay applies
+SERIES = "patches/master"   # the series the overlay applies
 
 def edit(path:pathlib.Path, old:str, new:str):
   text = path.read_text()
@@ -22,13 +22,13 @@ def udev_rules_sort_before_l4t(t): edit(t/"nixos/default.nix", "/etc/udev/rules.
 def performance_option_does_nothing(t): edit(t/"nixos/default.nix", "profileNumber = 0;", "")
 def nix_drops_a_listed_patch(t):
   write_series(t, ["0001-a.patch", "0002-b.patch"], ["0001-a.patch", "0002-b.patch"])
-  edit(t/"overlays/default.nix", "import ./series.nix ../patches/v0.12.0;", "builtins.tail (import ./series.nix ../patches/v0.12.0);")
+  edit(t/"overlays/default.nix", "import ./series.nix ../patches/master;", "builtins.tail (import ./series.nix ../patches/master);")
 def patch_moves_a_substituted_line(t):
   write_series(t, ["0001-cuda.patch"], [])
   (t/SERIES/"0001-cuda.patch").write_text("--- a/tinygrad/runtime/autogen/cuda.py\n+++ b/tinygrad/runtime/autogen/cuda.py\n"
-                                          "@@ -4 +4 @@\n-dll = DLL('cuda', 'cuda')\n+dll = DLL('cuda', ['cuda'])\n")
+                                          "@@ -8 +8 @@\n-dll = c.DLL('cuda', 'nvcuda' if WIN else 'cuda')\n+dll = c.DLL('cuda', ['cuda'])\n")
 def series_lists_a_missing_patch(t): write_series(t, ["0001-a.patch", "0002-b.patch"], ["0001-a.patch"])
-def sdist_hash_changed(t): edit(t/"overlays/tinygrad.nix", 'hash = "sha256-KZzV', 'hash = "sha256-AAAA')
+def source_hash_changed(t): edit(t/"overlays/tinygrad.nix", 'hash = "sha256-DPzJ', 'hash = "sha256-AAAA')
 def cuda_from_default_set(t): edit(t/"overlays/tinygrad.nix", "cuda = cudaPackages_12_6;", "cuda = cudaPackages;")
 def lock_drifted(t): edit(t/"flake.lock", "c217913993d6c6f6805c3b1a3bda5e639adfde6d", "0000000000000000000000000000000000000000")
 def lock_lacks_cuda_legacy(t):   # the lock before jetpack-nixos's own input was added
@@ -45,8 +45,8 @@ def shell_output_broken(t): edit(t/"flake.nix", "pkgs.clang\n        ];\n       
   (performance_option_does_nothing, "test_nix_module.py", "test_max_performance_goes_through_jetpack_options"),
   (nix_drops_a_listed_patch, "test_nix_overlay.py", "test_patch_list_equals_patches_series"),
   (series_lists_a_missing_patch, "test_nix_overlay.py", "test_patch_list_equals_patches_series"),
-  (patch_moves_a_substituted_line, "test_nix_overlay.py", "test_series_and_post_patch_apply_to_the_sdist_as_in_nix_build"),
-  (sdist_hash_changed, "test_nix_overlay.py", "test_src_is_the_pinned_sdist"),
+  (patch_moves_a_substituted_line, "test_nix_overlay.py", "test_series_and_post_patch_apply_to_the_source_as_in_nix_build"),
+  (source_hash_changed, "test_nix_overlay.py", "test_src_is_the_master_series_base"),
   (cuda_from_default_set, "test_nix_overlay.py", "test_library_lookups_point_at_cuda_12_6_driver_and_libc"),
   (lock_drifted, "test_nix_files.py", "test_flake_lock_holds_exactly_the_pinned_nodes"),
   (lock_lacks_cuda_legacy, "test_nix_lock.py", "test_lock_gives_every_flake_its_inputs"),

@@ -20,7 +20,6 @@ let
     callPackage = fn: args: let f = if builtins.isFunction fn then fn else import fn; in
       f (builtins.intersectAttrs (builtins.functionArgs f) (pkgs // ps) // args);
     buildPythonPackage = a: drv "python3-${a.pname}-${a.version}" (a // a.passthru or { });
-    fetchPypi = a: a // { outPath = "/stub/pypi/${a.pname}-${a.version}.tar.gz"; };
   } // lib.genAttrs [ "setuptools" "numpy" "pytest" "pytest-xdist" "hypothesis" "torch" "gguf" ] (n: dep "python3-${n}" [ ] // { pname = n; }))
     pkgs.pythonPackagesExtensions);
   base = pkgs: {
@@ -33,6 +32,7 @@ let
     python3Packages = pkgs.python3.pkgs;
     stdenv.cc.libc = dep "glibc" [ "lib" ];
     addDriverRunpath.driverLink = "/run/opengl-driver";
+    fetchFromGitHub = a: a // { outPath = "/stub/github/${a.owner}-${a.repo}-${a.rev}"; };
     cudaPackages_12_6 = {
       cuda_cudart = dep "cuda_cudart-12.6" [ "include" "lib" ];
       cuda_nvrtc = dep "cuda_nvrtc-12.6" [ "lib" ];
