@@ -112,7 +112,7 @@ def table(items:list, renderer, pos:int) -> tuple[list[dict], str]:
 def main():
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("--preset", default="llama-3.2-1b", choices=list(PRESETS))
-  ap.add_argument("--renderer", default="cuda:sm_90", help="cuda:ARCH (CUDA=1, the H100 runs) or nv:ARCH (NV=1, sm_87 on Orin)")
+  ap.add_argument("--renderer", default="cuda:sm_90", help="cuda:ARCH (DEV=CUDA, the H100 runs) or nv:ARCH (DEV=NV, sm_87 on Orin)")
   ap.add_argument("--pos", type=int, default=64, help="start_pos the symbolic sizes are evaluated at")
   ap.add_argument("--max-context", type=int, default=1024)
   ap.add_argument("--quantized", action="store_true", help="linears as Q6_K QuantLinear, as a GPU loads a Q6_K GGUF")

