@@ -1,12 +1,13 @@
 # helpers of the tests of tinygrad/llm, on the path from conftest.py
 import numpy as np
 
+# ggml_type: (bytes a block, byte offsets of its fp16 scales, of its fp16 mins)
+LAYOUTS = {2: (18, [0], []), 3: (20, [0], [2]), 6: (22, [0], []), 7: (24, [0], [2]), 8: (34, [0], []), 10: (84, [80], [82]),
+           11: (110, [108], []), 12: (144, [0], [2]), 13: (176, [0], [2]), 14: (210, [208], [])}
+
 def random_blocks(rng:np.random.Generator, n:int, ggml_type:int) -> np.ndarray:
-  """n random ggml blocks (uint8) of Q8_0, Q4_K or Q6_K with finite fp16 scales of about the size trained weights have"""
-  nb = {8: 34, 12: 144, 14: 210}[ggml_type]
+  """n random ggml blocks (uint8) of ggml_type with finite fp16 scales of about the size trained weights have"""
+  nb, scales, mins = LAYOUTS[ggml_type]
   b = rng.integers(0, 256, (n, nb), dtype=np.uint8)
-  d = lambda lo: np.float16(rng.uniform(lo, 1, n) * 1e-3).view(np.uint8).reshape(-1, 2)
-  if ggml_type == 14: b[:, 208:210] = d(-1)
-  else: b[:, 0:2] = d(-1)
-  if ggml_type == 12: b[:, 2:4] = d(0)
+  for o, lo in [(o, -1) for o in scales] + [(o, 0) for o in mins]: b[:, o:o+2] = np.float16(rng.uniform(lo, 1, n) * 1e-3).view(np.uint8).reshape(-1, 2)
   return b

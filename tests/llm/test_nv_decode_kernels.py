@@ -10,14 +10,19 @@ def kernels(tiny_gguf) -> dict[bool, list[str]]:
   return {False: run(), True: run("--nv")}
 
 def test_a_matvec_is_one_kernel(kernels):
-  # attn_v, attn_output, ffn_gate, ffn_up and ffn_down of 2 blocks and the head; q and k keep nn.Linear
-  assert sum(k.startswith("qmatvec_") for k in kernels[True]) == 2 * 5 + 1
+  # the 7 projections of 2 blocks (q and k with their rows moved for RoPE) and the head
+  assert sum(k.startswith("qmatvec_") for k in kernels[True]) == 2 * 7 + 1
 
 def test_a_norm_is_one_kernel(kernels):
   # attn_norm and ffn_norm of 2 blocks and output_norm, and no copy of a norm's weight each step
   names = collections.Counter(kernels[True])
   assert names["rms_norm_256"] == 2 * 2 + 1
 
+def test_attention_and_the_token_are_one_kernel_each(kernels):
+  # no reduce of the step is left to the heuristic: scores, softmax and values in attention_, the vocabulary's argmax in argmax_
+  names = collections.Counter(kernels[True])
+  assert names["attention_4_2_64"] == 2 and names["argmax_320"] == 1 and not any(k.startswith("r_") for k in names)
+
 def test_kernel_counts(kernels):
-  # master 16 a block + 3; here 21 a block + 3: a matvec no longer fuses the norm before it, which runs once, not once a row
-  assert len(kernels[False]) == 35 and len(kernels[True]) == 45
+  # master 16 a block + 3; here 17 a block + 7: a matvec does not fuse the norm before it, which runs once, not once a row
+  assert len(kernels[False]) == 35 and len(kernels[True]) == 41

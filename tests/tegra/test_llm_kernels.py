@@ -1,0 +1,58 @@
+# tinygrad/llm/kernels/nv.py on the GPU (the emulated Orin here): the kernels with their lanes, shared memory and barriers as NV runs
+# them, against numpy; and SmolLM2 decoding through them
+import functools, pathlib, sys
+import numpy as np, pytest, gguf
+from tinygrad import Tensor, UOp, dtypes
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent / "llm"), str(HERE.parents[1] / "scripts")]
+from llm_helpers import random_blocks
+from tinygrad.llm.kernels import nv
+
+@pytest.mark.parametrize("typ", [nv.Q4_0, nv.Q4_1, nv.Q5_0, nv.Q8_0, nv.Q3_K, nv.Q4_K, nv.Q6_K])
+@pytest.mark.parametrize("split,rows_wg,unroll", [(1, 4, 2), (2, 2, 2), (4, 1, 1)])
+def test_matvec(dev, typ, split, rows_wg, unroll):
+  # 8 rows of 4 blocks: lanes past a row's last block (32-weight types) and positions shared by split warps
+  rng, (bs, _, _) = np.random.default_rng(typ), nv.QUANTS[typ]
+  raw, rows = random_blocks(rng, 32, typ), 8
+  w = gguf.quants.dequantize(raw, gguf.GGMLQuantizationType(typ)).reshape(rows, -1).astype(np.float64)
+  x = rng.standard_normal(w.shape[1]).astype(np.float32)
+  fxn = functools.partial(nv._matvec_kernel, typ=typ, local=True, rows_wg=rows_wg, split=split, unroll=unroll)
+  got = Tensor.empty(rows, device="NV").custom_kernel(*nv._block_views(Tensor(raw.reshape(-1), device="NV"), typ), Tensor(x, device="NV"),
+                                                        fxn=fxn)[0].numpy()
+  np.testing.assert_allclose(got, w @ x, rtol=1e-5, atol=1e-5 * np.abs(w @ x).max())
+
+def test_argmax_takes_the_first_largest(dev):
+  x = np.random.default_rng(0).standard_normal((1, 49152)).astype(np.float32)
+  x[0, 30000] = x[0, 40000] = 9.0
+  assert nv.argmax(Tensor(x, device="NV")).tolist() == [[30000]]
+  # all negative, -0.0 above every negative value
+  x = -np.abs(x); x[0, 7] = -0.0
+  assert nv.argmax(Tensor(x, device="NV")).tolist() == [[7]]
+
+@pytest.mark.parametrize("heads,kv_heads,hd", [(4, 2, 64), (6, 6, 64), (8, 2, 128)])
+def test_attention(dev, heads, kv_heads, hd):
+  rng, ctx = np.random.default_rng(heads), 256
+  q, kv = rng.standard_normal((1, heads, 1, hd)).astype(np.float32), rng.standard_normal((2, 1, kv_heads, ctx, hd)).astype(np.float32)
+  v = UOp.variable("start_pos", 0, ctx-1)
+  for sp in (0, 5, 130):
+    got = nv.attention(Tensor(q, device="NV"), Tensor(kv, device="NV"), v.bind(sp)).numpy()[0, :, 0]
+    k, vv = (np.repeat(kv[i, 0, :, :sp+1], heads // kv_heads, 0) for i in (0, 1))
+    s = np.einsum("hd,hjd->hj", q[0, :, 0], k) / np.sqrt(hd)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, np.einsum("hj,hjd->hd", p / p.sum(-1, keepdims=True), vv), atol=1e-5)
+
+def test_rms_norm(dev):
+  # SmolLM2's 576: a workgroup of 192 threads, 3 values each
+  x, w = np.random.default_rng(1).standard_normal((2, 576)).astype(np.float32)
+  x = x.reshape(1, 1, 576)
+  want = x / np.sqrt((x * x).mean() + 1e-5) * w
+  np.testing.assert_allclose(nv.rms_norm(Tensor(x, device="NV"), Tensor(w, device="NV"), 1e-5).numpy(), want, rtol=1e-5, atol=1e-5)
+
+def test_smollm2_decodes_paris_through_the_kernels(dev):
+  # master's LLM app on the Orin: SmolLM2's Q4_1 projections and Q8_0 head, its norms, attention and greedy token in our kernels
+  from tinygrad.llm.model import Transformer
+  from smollm2 import smollm2_gguf
+  m, _ = Transformer.from_gguf(smollm2_gguf(), max_context=16)
+  toks = [t for t, _ in zip(m.generate([504, 3575, 282, 4649, 314]), range(3))]   # "The capital of France is"
+  assert toks == [7042, 30, 198]   # " Paris" "." "\n"
+  assert all(b.attn_q.blocks[1] == b.ffn_down.blocks[1] == nv.Q4_1 for b in m.blk) and m.output.blocks[1] == nv.Q8_0
