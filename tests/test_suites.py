@@ -19,3 +19,7 @@ def test_known_failures_are_deselected(tmp_path, monkeypatch):
   monkeypatch.setattr(suites, "ROOT", tmp_path)
   assert suites.known_failures("x") == [("test_x.py::test_b", "fails on the base too")]
   assert suites.run(suites.Suite("x", ["test_x.py"], cwd=tmp_path, upstream=True), tmp_path/"r.xml")[:3] == (1, 0, 0)
+
+def test_a_command_suite_counts_its_exit(tmp_path):
+  assert suites.run(suites.Suite("x", ["true"], cwd=tmp_path, pytest=False), tmp_path/"r.xml")[:3] == (1, 0, 0)
+  assert suites.run(suites.Suite("x", ["false"], cwd=tmp_path, pytest=False), tmp_path/"r.xml")[:3] == (0, 1, 0)
