@@ -46,6 +46,8 @@ OURS_MASTER = ["tests/llm", "tests/nix", "tests/test_autogen_nvgpu.py", "tests/u
                                                         "ptx_unordered", "toolchain_from_the_environment"))]
 
 SUITES = [
+  # upstream's lint with its own configuration (the tree's pyproject.toml) and pin (requirements.txt) on the patched tree
+  Suite("ruff check tinygrad (master)", [PY, "-m", "ruff", "check", "--no-cache", "tinygrad"], cwd=MASTER, pytest=False),
   # suites that put the process on the emulated Orin run apart: an Orin that appears mid-process becomes tinygrad's default
   # device for every later test there (and DEV=NV is exported to children)
   Suite("ours (v0.12.0)", [*OURS_V012, "-n", WORKERS]),
