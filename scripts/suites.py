@@ -36,6 +36,10 @@ MASTER_MORE = ["test/test_tiny.py", "test/unit/test_assign.py", "test/null/test_
                *(f"test/backend/test_{n}.py" for n in ("custom_kernel", "arange", "randomness", "setitem", "symbolic_jit", "subbuffer", "graph",
                                                        "dtype_alu", "transcendental", "uops", "nn"))]
 
+# upstream's tests of tinygrad.llm (GGUF, model blocks, tokenizer, server), on the CPU as upstream's CI runs test/unit
+UPSTREAM_LLM = [*(f"test/unit/test_{n}.py" for n in ("gguf", "attention", "llm_mla", "llm_moe", "llm_server")),
+                *(f"test/null/test_{n}.py" for n in ("attention", "llm_server", "llm_tokenizer"))]
+
 # our tests by base: the decode work and what serves it (benchmarks, GGUF, its codegen patches) still runs on v0.12.0's apps/llm;
 # the runtime, TegraIface, the toolchain, the LLM app with the main job, and the Nix package on master
 OURS_V012 = ["tests/bench", "tests/decode", "tests/gguf", "tests/test_series.py", "tests/test_series_bisect.py",
@@ -52,6 +56,7 @@ SUITES = [
   # device for every later test there (and DEV=NV is exported to children)
   Suite("ours (v0.12.0)", [*OURS_V012, "-n", WORKERS]),
   Suite("ours (master)", [*OURS_MASTER, "-n", WORKERS], env=ON_MASTER),
+  Suite("upstream llm (DEV=CPU)", [*UPSTREAM_LLM, "-n", WORKERS], cwd=MASTER, env={"DEV": "CPU", **ON_MASTER}, upstream=True),
   # the runtime fixes for every HCQ backend, on upstream's mock NV GPU (test/mockgpu) as upstream's CI runs test_hcq
   Suite("runtime (DEV=MOCK+NV:PTX)", ["tests/runtime", "-n", WORKERS], env={"DEV": "MOCK+NV:PTX", **ON_MASTER}),
   Suite("emulated Orin rooms", ["tests/orin_emu", "-n", WORKERS], env={**SLOW_WAITS, **ON_MASTER}),

@@ -1,5 +1,5 @@
 # scripts/suites.py: the counts CI prints come from each suite's junit report, and listed upstream failures are deselected, not lost.
-import sys
+import re, sys
 from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT/"scripts"))
@@ -23,3 +23,13 @@ def test_known_failures_are_deselected(tmp_path, monkeypatch):
 def test_a_command_suite_counts_its_exit(tmp_path):
   assert suites.run(suites.Suite("x", ["true"], cwd=tmp_path, pytest=False), tmp_path/"r.xml")[:3] == (1, 0, 0)
   assert suites.run(suites.Suite("x", ["false"], cwd=tmp_path, pytest=False), tmp_path/"r.xml")[:3] == (0, 1, 0)
+
+def test_upstream_llm_suite_has_every_llm_test_file():
+  files = {str(p.relative_to(suites.MASTER)) for p in (suites.MASTER/"test").rglob("test_*.py")
+           if re.search(r"^\s*(from|import) tinygrad\.llm", p.read_text(), re.M)}
+  assert files and files == set(suites.UPSTREAM_LLM)
+
+def test_every_known_failure_names_a_suite():
+  names = {s.name for s in suites.SUITES}
+  assert all(line.split("|")[0].strip() in names for line in (ROOT/"tests"/"upstream"/"known_failures.txt").read_text().splitlines()
+             if line.strip() and not line.startswith("#"))
