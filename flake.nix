@@ -1,5 +1,5 @@
 {
-  description = "tinygrad (upstream master a9069c17) on NVIDIA Jetson Orin (nvgpu/nvmap NV backend): patched package, dev shell, NixOS module";
+  description = "tinygrad (upstream master a9069c17) on NVIDIA Jetson Orin (nvgpu/nvmap NV backend): patched package, LLM app, dev shell, NixOS module";
 
   inputs = {
     nixpkgs.url = "github:nixos/nixpkgs/nixos-25.11";
@@ -26,6 +26,7 @@
         };
       };
       tinygrad = pkgs.python3Packages.tinygrad;
+      llm = pkgs.tinygrad-llm;
       python = pkgs.python3.withPackages (ps: [
         ps.tinygrad
         ps.numpy
@@ -52,8 +53,14 @@
       overlays.default = import ./overlays;
 
       packages.${system} = {
-        inherit tinygrad python;
+        inherit tinygrad python llm;
         default = python;
+      };
+
+      # nix run .#llm -- --model /path/to/model.gguf [--serve PORT [--host ADDRESS]]
+      apps.${system}.llm = {
+        type = "app";
+        program = pkgs.lib.getExe llm;
       };
 
       devShells.${system}.default = pkgs.mkShellNoCC {
@@ -87,6 +94,8 @@
 
       checks.${system} = {
         inherit tinygrad;
+        # the app starts in the package's Python: tinygrad.llm's CLI answers --help through the wrapper
+        llm = pkgs.runCommand "tinygrad-llm-help" { } "${pkgs.lib.getExe llm} --help > $out";
         devShell = self.devShells.${system}.default;
         # the packaged tinygrad driving the emulated Orin (the suites needing the network or pip wheels stay outside)
         tests = pkgs.runCommand "tinygrad-orin-tests" { nativeBuildInputs = [ devPython pkgs.clang ]; } ''

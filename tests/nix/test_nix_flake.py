@@ -15,9 +15,10 @@ def test_flake_exposes_every_output(nix, tree):
   assert out["nixosModules"] == {"default": {"type": "nixos-module"}}
   assert out["nixosConfigurations"] == {"orin": {"type": "nixos-configuration"}}
   assert {n: p["name"] for n, p in out["packages"][SYSTEM].items()} == {
-    "tinygrad": "python3-tinygrad-0.13.0-unstable-2026-08-22", "python": "python3-env", "default": "python3-env"}
+    "tinygrad": "python3-tinygrad-0.13.0-unstable-2026-08-22", "python": "python3-env", "llm": "tinygrad-llm", "default": "python3-env"}
+  assert out["apps"][SYSTEM] == {"llm": {"type": "app"}}
   assert set(out["devShells"][SYSTEM]) == {"default"} and out["formatter"][SYSTEM]["type"] == "derivation"
-  assert set(out["checks"][SYSTEM]) == {"tinygrad", "tests", "devShell"}
+  assert set(out["checks"][SYSTEM]) == {"tinygrad", "llm", "tests", "devShell"}
 
 def test_flake_check_evaluates_every_output(nix, tree, tmp_path):
   # instantiates each package, shell, check and the orin toplevel; builds nothing. Debian's nix 2.8 refuses a path as a NixOS module in
@@ -52,6 +53,8 @@ def test_checks_run_our_suites_on_the_package(nix, tree):
                       "inputs = map (p: p.name) c.tests.nativeBuildInputs; }")
   assert checks["tinygrad"] == "python3-tinygrad-0.13.0-unstable-2026-08-22" and checks["inputs"] == ["python3-env", "clang"]
   assert "python -m pytest -p no:cacheprovider -q tests/orin_emu" in checks["tests"]
+  llm = flake_eval(nix, tree, f"checks.{SYSTEM}.llm", "c: c.script")
+  assert llm.startswith("/nix/store/") and llm.endswith("-tinygrad-llm/bin/tinygrad-llm --help > $out")
 
 def test_orin_configuration_uses_jetpack_our_module_and_satisfies_it(nix, tree):
   modules = flake_eval(nix, tree, "nixosConfigurations.orin.modules",

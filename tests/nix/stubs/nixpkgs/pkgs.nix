@@ -16,14 +16,16 @@ let
     builder = "/bin/sh";
     args = [ "-c" "exit 1" ];
   } // args);
+  callPackageWith = set: fn: args: let f = if builtins.isFunction fn then fn else import fn; in
+    f (builtins.intersectAttrs (builtins.functionArgs f) set // args);
   pythonSet = pkgs: lib.fix (builtins.foldl' (prev: ext: ps: prev ps // ext ps (prev ps)) (ps: {
-    callPackage = fn: args: let f = if builtins.isFunction fn then fn else import fn; in
-      f (builtins.intersectAttrs (builtins.functionArgs f) (pkgs // ps) // args);
+    callPackage = callPackageWith (pkgs // ps);
     buildPythonPackage = a: drv "python3-${a.pname}-${a.version}" (a // a.passthru or { });
-  } // lib.genAttrs [ "setuptools" "numpy" "pytest" "pytest-xdist" "hypothesis" "torch" "gguf" ] (n: dep "python3-${n}" [ ] // { pname = n; }))
+  } // lib.genAttrs [ "setuptools" "numpy" "pytest" "pytest-xdist" "hypothesis" "torch" "gguf" "jinja2" ] (n: dep "python3-${n}" [ ] // { pname = n; }))
     pkgs.pythonPackagesExtensions);
   base = pkgs: {
     inherit lib config system;
+    callPackage = callPackageWith pkgs;
     pythonPackagesExtensions = [ ];
     python3 = let set = pythonSet pkgs; in {
       pkgs = set;
