@@ -1,5 +1,5 @@
-# Lets listed users run tinygrad's NV backend on a Jetson Orin AGX under jetpack-nixos (JetPack 6) and, optionally,
-# runs the board flat out and puts the patched tinygrad on the system.
+# Lets listed users run tinygrad's NV backend on a Jetson Orin (AGX, NX or Nano) under jetpack-nixos (JetPack 6) and,
+# optionally, runs the board flat out and puts the patched tinygrad on the system.
 {
   config,
   lib,
@@ -9,6 +9,16 @@
 let
   inherit (lib) mkOption mkEnableOption mkIf mkDefault types;
   cfg = config.hardware.tinygrad-orin;
+  jetpack = config.hardware.nvidia-jetpack or { };
+  # jetpack-nixos's Orin soms -> ID of the fastest profile in the L4T r36 conf nvpower.sh picks, /etc/nvpmodel/nvpmodel_<module>.conf:
+  # MAXN on the AGX (p3701_0000, _0004, _0008) and NX (p3767_0000, _0001), MAXN_SUPER in the NX's _super.conf; the Nano has no
+  # MAXN: 15W / 10W (p3767_0003, _0004), and MAXN_SUPER is ID 2 in its _super.conf (jetpack-nixos's super option)
+  maxProfile = {
+    orin-agx = 0;
+    orin-agx-industrial = 0;
+    orin-nx = 0;
+    orin-nano = if jetpack.super or false then 2 else 0;
+  };
   group = cfg.group;
   devfreqAdded = ''ACTION=="add", SUBSYSTEM=="devfreq", KERNEL=="17000000.gpu"'';
   clockLimits = "/sys%p/min_freq /sys%p/max_freq";
@@ -58,8 +68,9 @@ in
       type = types.bool;
       default = true;
       description = ''
-        Run the board in nvpmodel profile 0 (MAXN on the Orin AGX) with jetson_clocks at boot, through jetpack-nixos's
-        services.nvpmodel.profileNumber and hardware.nvidia-jetpack.maxClock.
+        Run the board in its module's fastest nvpmodel profile (MAXN; on the Orin Nano 15W or 10W, MAXN_SUPER with
+        jetpack-nixos's super mode) with jetson_clocks at boot, through jetpack-nixos's services.nvpmodel.profileNumber and
+        hardware.nvidia-jetpack.maxClock.
       '';
     };
     python = {
@@ -79,15 +90,16 @@ in
   config = mkIf cfg.enable {
     assertions = [
       {
-        assertion = config.hardware.nvidia-jetpack.enable or false;
+        assertion = jetpack.enable or false;
         message = "hardware.tinygrad-orin needs jetpack-nixos: import its NixOS module and set hardware.nvidia-jetpack.enable = true.";
       }
       {
-        assertion = config.hardware.nvidia-jetpack.som or null == "orin-agx";
-        message = ''hardware.tinygrad-orin targets the Orin AGX (MAXN is its nvpmodel profile 0): set hardware.nvidia-jetpack.som = "orin-agx".'';
+        assertion = builtins.elem (jetpack.som or null) (builtins.attrNames maxProfile);
+        message = "hardware.tinygrad-orin targets the Jetson Orin's ga10b GPU: set hardware.nvidia-jetpack.som to one of ${
+          lib.concatMapStringsSep ", " builtins.toJSON (builtins.attrNames maxProfile)}.";
       }
       {
-        assertion = config.hardware.nvidia-jetpack.majorVersion or null == "6";
+        assertion = jetpack.majorVersion or null == "6";
         message = ''hardware.tinygrad-orin needs JetPack 6 (L4T r36, nvgpu/nvmap, CUDA 12.6): set hardware.nvidia-jetpack.majorVersion = "6".'';
       }
     ];
@@ -101,7 +113,7 @@ in
     hardware.graphics.enable = mkDefault true;
     services.nvpmodel = mkIf cfg.maxPerformance {
       enable = true;
-      profileNumber = 0;
+      profileNumber = maxProfile.${jetpack.som or ""} or null;
     };
     hardware.nvidia-jetpack.maxClock = mkIf cfg.maxPerformance true;
     environment.systemPackages = mkIf cfg.python.enable [ cfg.python.package ];

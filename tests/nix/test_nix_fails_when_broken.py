@@ -19,7 +19,9 @@ def write_series(tree:pathlib.Path, names:list[str], present:list[str]):
 def users_option_mistyped(t): edit(t/"nixos/default.nix", "type = types.listOf types.str;", "type = types.str;")
 def clock_option_renamed(t): edit(t/"nixos/default.nix", "clockControl = mkOption", "clockcontrol = mkOption")
 def udev_rules_sort_before_l4t(t): edit(t/"nixos/default.nix", "/etc/udev/rules.d/99-tinygrad-orin.rules", "/etc/udev/rules.d/60-tinygrad-orin.rules")
-def performance_option_does_nothing(t): edit(t/"nixos/default.nix", "profileNumber = 0;", "")
+def performance_option_does_nothing(t): edit(t/"nixos/default.nix", "profileNumber = maxProfile.${jetpack.som or \"\"} or null;", "")
+def nano_super_takes_the_nanos_15w(t): edit(t/"nixos/default.nix", "if jetpack.super or false then 2 else 0", "0")
+def only_the_agx_accepted(t): edit(t/"nixos/default.nix", "builtins.elem (jetpack.som or null) (builtins.attrNames maxProfile)", 'jetpack.som or null == "orin-agx"')
 def nix_drops_a_listed_patch(t):
   write_series(t, ["0001-a.patch", "0002-b.patch"], ["0001-a.patch", "0002-b.patch"])
   edit(t/"overlays/default.nix", "import ./series.nix ../patches/master;", "builtins.tail (import ./series.nix ../patches/master);")
@@ -43,6 +45,8 @@ def shell_output_broken(t): edit(t/"flake.nix", "pkgs.clang\n        ];\n       
   (clock_option_renamed, "test_nix_module.py", "test_options_have_types_defaults_and_descriptions"),
   (udev_rules_sort_before_l4t, "test_nix_module.py", "test_udev_rule_sorts_after_l4t_rules"),
   (performance_option_does_nothing, "test_nix_module.py", "test_max_performance_goes_through_jetpack_options"),
+  (nano_super_takes_the_nanos_15w, "test_nix_module.py", "test_every_orin_module_runs_its_fastest_profile"),
+  (only_the_agx_accepted, "test_nix_module.py", "test_every_orin_module_runs_its_fastest_profile"),
   (nix_drops_a_listed_patch, "test_nix_overlay.py", "test_patch_list_equals_patches_series"),
   (series_lists_a_missing_patch, "test_nix_overlay.py", "test_patch_list_equals_patches_series"),
   (patch_moves_a_substituted_line, "test_nix_overlay.py", "test_series_and_post_patch_apply_to_the_source_as_in_nix_build"),

@@ -53,7 +53,7 @@ def test_clock_control_is_opt_in(nix, tree):
 
 def test_max_performance_goes_through_jetpack_options(nix, tree):
   config = module(nix, tree, {"enable": True})["config"]
-  assert config["services"]["nvpmodel"] == {"enable": True, "profileNumber": 0}  # 0 is MAXN on the AGX
+  assert config["services"]["nvpmodel"] == {"enable": True, "profileNumber": 0}  # MAXN on the AGX
   assert config["hardware"]["nvidia-jetpack"] == {"maxClock": True}
   assert "systemd" not in config, "jetpack-nixos's own options do this, no services of our own"
   config = module(nix, tree, {"enable": True, "maxPerformance": False})["config"]
@@ -66,10 +66,25 @@ def test_adds_overlay_and_optionally_python_with_patched_tinygrad(nix, tree):
   config = module(nix, tree, {"enable": True, "python": {"enable": True}})["config"]
   assert config["environment"]["systemPackages"] == [{"name": "python3-env", "pythonPackages": ["tinygrad", "numpy"]}]
 
+# (som, super) -> the fastest profile of L4T r36's /etc/nvpmodel/nvpmodel_<module>[_super].conf, as nvpower.sh picks it per module
+FASTEST = {
+  ("orin-agx", False): 0,              # p3701_0000, p3701_0004: MAXN
+  ("orin-agx-industrial", False): 0,   # p3701_0008: MAXN
+  ("orin-nx", False): 0,               # p3767_0000, p3767_0001: MAXN
+  ("orin-nx", True): 0,                # p3767_0000_super, p3767_0001_super: MAXN_SUPER
+  ("orin-nano", False): 0,             # p3767_0003, p3767_0004: 15W, 10W (no MAXN)
+  ("orin-nano", True): 2}              # p3767_0003_super, p3767_0004_super: MAXN_SUPER
+
+def test_every_orin_module_runs_its_fastest_profile(nix, tree):
+  for (som, sup), profile in FASTEST.items():
+    config = module(nix, tree, {"enable": True}, {**ORIN, "som": som, "super": sup})["config"]
+    assert failed_assertions(config) == [] and config["services"]["nvpmodel"] == {"enable": True, "profileNumber": profile}, (som, sup)
+
 @pytest.mark.parametrize("jetpack, wrong", [
   ({}, "jetpack-nixos"),
   ({**ORIN, "enable": False}, "jetpack-nixos"),
-  ({**ORIN, "som": "orin-nx"}, '"orin-agx"'),
+  ({**ORIN, "som": "generic"}, '"orin-agx", "orin-agx-industrial", "orin-nano", "orin-nx"'),
+  ({**ORIN, "som": "xavier-nx"}, "Jetson Orin"),
   ({**ORIN, "majorVersion": "5"}, 'majorVersion = "6"')])
 def test_assertions_name_what_to_set(nix, tree, jetpack, wrong):
   assert failed_assertions(module(nix, tree, {"enable": True}, ORIN)["config"]) == []
