@@ -1,9 +1,11 @@
 # Evaluates nixos/default.nix for one machine the way the module system would, against the stub lib and pkgs:
-# option values are the declared defaults overlaid with `settings` (JSON; each checked against its option's type,
-# a setting without an option is an error), mkIf/mkDefault are resolved, and the result is plain data.
+# option values are the declared defaults overlaid with `settings` (hardware.tinygrad-orin) and `service`
+# (services.tinygrad-llm), JSON, each checked against its option's type (a setting without an option is an error),
+# mkIf/mkDefault/mkMerge are resolved, and the result is plain data.
 {
   root,
   settings ? "{}",
+  service ? "{}",
   jetpack ? ''{"enable": true, "som": "orin-agx", "majorVersion": "6"}'',
 }:
 let
@@ -12,14 +14,16 @@ let
     system = "aarch64-linux";
     overlays = [ (import (root + "/overlays")) ];
   };
-  call = cfg: import (root + "/nixos") {
+  call = hardware: llm: import (root + "/nixos") {
     inherit lib pkgs;
+    utils = import ./stubs/nixpkgs/utils.nix lib;
     config.hardware = {
-      tinygrad-orin = cfg;
+      tinygrad-orin = hardware;
       nvidia-jetpack = builtins.fromJSON jetpack;
     };
+    config.services.tinygrad-llm = llm;
   };
-  declared = (call (throw "option declarations must not depend on config")).options.hardware.tinygrad-orin;
+  declared = (call (throw "option declarations must not depend on config") (throw "nor on the service's")).options;
   isOption = v: builtins.isAttrs v && v._type or null == "option";
 
   values = path: opts: set:
@@ -42,25 +46,38 @@ let
     else summary "${prefix}${n}." o) (builtins.attrNames opts));
 
   absent = { _absent = true; };
+  isAbsent = v: builtins.isAttrs v && v ? _absent;
+  # one option defined in several places, merged as the module system merges lists and attribute sets
+  merge = a: b:
+    if isAbsent a then b
+    else if isAbsent b then a
+    else if builtins.isList a && builtins.isList b then a ++ b
+    else if builtins.isAttrs a && builtins.isAttrs b then a // builtins.mapAttrs (n: v: if a ? ${n} then merge a.${n} v else v) b
+    else if a == b then a
+    else throw "conflicting definitions: ${builtins.toJSON a} and ${builtins.toJSON b}";
   # a package is reported by the arguments the tests look at
   package = d: { inherit (d) name; } // builtins.intersectAttrs { text = 0; destination = 0; } d
     // (if d ? pythonPackages then { pythonPackages = map (p: p.pname) d.pythonPackages; } else { });
   resolve = v:
     if builtins.isAttrs v && v._type or null == "if" then (if v.condition then resolve v.content else absent)
     else if builtins.isAttrs v && v._type or null == "override" then resolve v.content
+    else if builtins.isAttrs v && v._type or null == "merge" then builtins.foldl' merge absent (map resolve v.contents)
     else if builtins.isAttrs v && v ? outPath then package v
     else if builtins.isAttrs v then
       let
         r = builtins.mapAttrs (_: resolve) v;
-        kept = builtins.removeAttrs r (builtins.filter (n: r.${n} ? _absent) (builtins.attrNames r));
+        kept = builtins.removeAttrs r (builtins.filter (n: isAbsent r.${n}) (builtins.attrNames r));
       in
       # like the module system: a set whose every definition is switched off defines nothing
       if kept == { } && v != { } then absent else kept
     else if builtins.isList v then map resolve v
     else if builtins.isFunction v then "<function>"
     else v;
+  config = resolve (call (values "hardware.tinygrad-orin" declared.hardware.tinygrad-orin (builtins.fromJSON settings))
+    (values "services.tinygrad-llm" declared.services.tinygrad-llm (builtins.fromJSON service))).config;
 in
 {
-  options = summary "" declared;
-  config = builtins.removeAttrs (resolve (call (values "hardware.tinygrad-orin" declared (builtins.fromJSON settings))).config) [ "_absent" ];
+  options = summary "" declared.hardware.tinygrad-orin;
+  serviceOptions = summary "" declared.services.tinygrad-llm;
+  config = if isAbsent config then { } else config;
 }

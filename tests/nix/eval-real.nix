@@ -32,11 +32,13 @@ let
       writeTextFile = args: drv args.name { inherit (args) text destination; };
       coreutils = drv "coreutils" { };
       python3.withPackages = f: drv "python3-env" { pythonPackages = f { tinygrad = drv "tinygrad" { }; numpy = drv "numpy" { }; }; };
+      tinygrad-llm = drv "tinygrad-llm" { meta.mainProgram = "tinygrad-llm"; };
     };
   inherit (realLib) mkOption types;
   opt = type: default: mkOption { inherit type default; };
   # NixOS's declarations (nixos/modules: misc/assertions.nix, misc/nixpkgs.nix, config/users-groups.nix, services/hardware/udev.nix,
-  # hardware/graphics.nix, config/system-path.nix, config/console.nix, misc/version.nix) of the options these modules set or read
+  # hardware/graphics.nix, config/system-path.nix, config/console.nix, misc/version.nix) of the options these modules set or read,
+  # and the utils module argument NixOS gives (nixos/lib/utils.nix; its stub)
   nixosStandIn =
     { config, ... }:
     {
@@ -64,6 +66,7 @@ let
       };
       # definitions of the NixOS options not declared here (boot.*, systemd.*, ...) are left out, unchecked
       config._module.check = false;
+      config._module.args.utils = import ./stubs/nixpkgs/utils.nix realLib;
       config._module.args.pkgs = standInPkgs config;
     };
   nixpkgs = {
@@ -85,6 +88,26 @@ let
   };
   sys = flake.nixosConfigurations.orin;
   cfg = sys.config;
+  # our module alone serving a model on an Orin Nano in super mode; jetpack-nixos's options and systemd's units as plain values
+  # (declaring systemd.services beside jetpack-nixos's modules would evaluate their units, which need NixOS's own modules)
+  served =
+    (realLib.evalModules {
+      class = "nixos";
+      modules = [
+        ours
+        nixosStandIn
+        {
+          options.hardware.nvidia-jetpack = opt (types.lazyAttrsOf types.anything) { };
+          options.services.nvpmodel = opt (types.lazyAttrsOf types.anything) { };
+          options.systemd.services = opt (types.attrsOf (types.submodule { freeformType = types.lazyAttrsOf types.anything; })) { };
+          config = {
+            hardware.nvidia-jetpack = { enable = true; som = "orin-nano"; super = true; majorVersion = "6"; };
+            hardware.tinygrad-orin.enable = true;
+            services.tinygrad-llm = { enable = true; model = "/var/lib/models/m.gguf"; };
+          };
+        }
+      ];
+    }).config;
   ours = root + "/nixos";   # the module's file as the module system knows it: the path the flake gives
   # the value, or the error's absence of one: tryEval catches the throws of the stand-in pkgs
   try = v: let r = builtins.tryEval (builtins.deepSeq v v); in if r.success then r.value else "<not evaluated: needs the full nixpkgs>";
@@ -102,6 +125,13 @@ in
   jetsonGroups = cfg.users.users.jetson.extraGroups;
   udev = map (p: { inherit (p) name destination text; }) (fromOurs sys.options.services.udev.packages.definitionsWithLocations);
   overlays = builtins.length cfg.nixpkgs.overlays;
+  llm = {
+    inherit (served.services.tinygrad-llm) port listenAddress user group;
+    unit = { inherit (served.systemd.services.tinygrad-llm) environment wantedBy serviceConfig; };
+    systemUser = { inherit (served.users.users.tinygrad-llm) isSystemUser group extraGroups; };
+    inherit (served.services.nvpmodel) profileNumber;
+    failed = map (a: a.message) (builtins.filter (a: !a.assertion) served.assertions);
+  };
   assertions = builtins.concatMap (d: map (a: {
     file = realLib.removePrefix (toString jetpack + "/") (realLib.removePrefix (toString root + "/") d.file);
     holds = try a.assertion;

@@ -22,6 +22,9 @@ def udev_rules_sort_before_l4t(t): edit(t/"nixos/default.nix", "/etc/udev/rules.
 def performance_option_does_nothing(t): edit(t/"nixos/default.nix", "profileNumber = maxProfile.${jetpack.som or \"\"} or null;", "")
 def nano_super_takes_the_nanos_15w(t): edit(t/"nixos/default.nix", "if jetpack.super or false then 2 else 0", "0")
 def only_the_agx_accepted(t): edit(t/"nixos/default.nix", "builtins.elem (jetpack.som or null) (builtins.attrNames maxProfile)", 'jetpack.som or null == "orin-agx"')
+def service_binds_every_interface(t): edit(t/"nixos/default.nix", '"--host"\n              llm.listenAddress\n', "")
+def service_closes_the_gpu_nodes(t): edit(t/"nixos/default.nix", "NoNewPrivileges = true;", "NoNewPrivileges = true; ProtectClock = true;")
+def service_model_has_a_default(t): edit(t/"nixos/default.nix", "type = types.path;", 'type = types.path; default = "/var/lib/model.gguf";')
 def nix_drops_a_listed_patch(t):
   write_series(t, ["0001-a.patch", "0002-b.patch"], ["0001-a.patch", "0002-b.patch"])
   edit(t/"overlays/default.nix", "import ./series.nix ../patches/master;", "builtins.tail (import ./series.nix ../patches/master);")
@@ -47,6 +50,9 @@ def shell_output_broken(t): edit(t/"flake.nix", "pkgs.clang\n        ];\n       
   (performance_option_does_nothing, "test_nix_module.py", "test_max_performance_goes_through_jetpack_options"),
   (nano_super_takes_the_nanos_15w, "test_nix_module.py", "test_every_orin_module_runs_its_fastest_profile"),
   (only_the_agx_accepted, "test_nix_module.py", "test_every_orin_module_runs_its_fastest_profile"),
+  (service_binds_every_interface, "test_nix_module.py", "test_service_runs_the_app_on_the_gpu_on_localhost"),
+  (service_closes_the_gpu_nodes, "test_nix_module.py", "test_service_hardening_leaves_the_gpu_nodes_open"),
+  (service_model_has_a_default, "test_nix_module.py", "test_service_needs_a_model"),
   (nix_drops_a_listed_patch, "test_nix_overlay.py", "test_patch_list_equals_patches_series"),
   (series_lists_a_missing_patch, "test_nix_overlay.py", "test_patch_list_equals_patches_series"),
   (patch_moves_a_substituted_line, "test_nix_overlay.py", "test_series_and_post_patch_apply_to_the_source_as_in_nix_build"),
@@ -65,4 +71,4 @@ def test_broken_tree_fails_its_check(nix, fresh_tree, request, break_tree, test_
   run = lambda: check(**{p: given[p] if p in given else request.getfixturevalue(p) for p in inspect.signature(check).parameters})
   run()  # passes on the intact copy, so the failure below is the breakage's doing
   break_tree(fresh_tree)
-  with pytest.raises((AssertionError, RuntimeError)): run()
+  with pytest.raises((AssertionError, RuntimeError, pytest.fail.Exception)): run()   # the last: a pytest.raises that saw nothing

@@ -1,11 +1,11 @@
 """nixos/: what the module declares and what it sets on a machine, evaluated against the stub lib."""
-import pathlib
+import pathlib, re
 import pytest
 
 ORIN = {"enable": True, "som": "orin-agx", "majorVersion": "6"}
 
-def module(nix, tree:pathlib.Path, settings:dict, jetpack:dict=ORIN) -> dict:
-  return nix.eval(tree/"tests/nix/eval-module.nix", root=tree, settings=settings, jetpack=jetpack)
+def module(nix, tree:pathlib.Path, settings:dict, jetpack:dict=ORIN, service:dict|None=None) -> dict:
+  return nix.eval(tree/"tests/nix/eval-module.nix", root=tree, settings=settings, jetpack=jetpack, service=service or {})
 
 def failed_assertions(config:dict) -> list[str]: return [a["message"] for a in config["assertions"] if not a["assertion"]]
 
@@ -94,3 +94,70 @@ def test_assertions_name_what_to_set(nix, tree, jetpack, wrong):
 def test_settings_are_type_checked(nix, tree):
   with pytest.raises(RuntimeError, match="users: value is not a listOf str"): module(nix, tree, {"enable": True, "users": "alice"})
   with pytest.raises(RuntimeError, match="no such option"): module(nix, tree, {"enable": True, "clockcontrol": True})
+
+# services.tinygrad-llm
+MODEL = "/var/lib/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+EXE = r'"/nix/store/[0-9a-z]{32}-tinygrad-llm/bin/tinygrad-llm"'
+
+def llm(nix, tree:pathlib.Path, service:dict, settings:dict|None=None, jetpack:dict=ORIN) -> dict:
+  return module(nix, tree, {"enable": True} if settings is None else settings, jetpack, {"enable": True, "model": MODEL, **service})["config"]
+
+def test_service_options_have_types_defaults_and_descriptions(nix, tree):
+  options = {o["name"]: o for o in module(nix, tree, {})["serviceOptions"]}
+  assert {n: o["type"] for n, o in options.items()} == {
+    "enable": "bool", "package": "package", "model": "path", "port": "unsignedInt16", "listenAddress": "str", "extraArgs": "listOf str",
+    "user": "str", "group": "str"}
+  assert [n for n, o in options.items() if not o["hasDefault"]] == ["model"]
+  for name, o in options.items(): assert len(o["description"] or "") > 20, name
+
+def test_service_is_off_by_default(nix, tree):
+  assert "systemd" not in module(nix, tree, {"enable": True})["config"]
+  assert module(nix, tree, {}, service={"model": MODEL})["config"] == {}
+
+def test_service_runs_the_app_on_the_gpu_on_localhost(nix, tree):
+  unit = llm(nix, tree, {})["systemd"]["services"]["tinygrad-llm"]
+  assert re.fullmatch(EXE + f' "--model" "{MODEL}" "--serve" "8000" "--host" "127.0.0.1"', unit["serviceConfig"]["ExecStart"])
+  assert unit["environment"] == {"DEV": "NV", "XDG_CACHE_HOME": "/var/cache/tinygrad-llm"} and unit["serviceConfig"]["CacheDirectory"] == "tinygrad-llm"
+  assert {k: unit["serviceConfig"][k] for k in ("User", "Group", "SupplementaryGroups", "Restart")} == {
+    "User": "tinygrad-llm", "Group": "tinygrad-llm", "SupplementaryGroups": ["video"], "Restart": "on-failure"}
+  assert unit["wantedBy"] == ["multi-user.target"]
+
+def test_service_port_address_and_arguments(nix, tree):
+  unit = llm(nix, tree, {"port": 8080, "listenAddress": "0.0.0.0", "extraArgs": ["--max_context", "8192"],
+                         "model": "/srv/100% $HOME.gguf"})["systemd"]["services"]["tinygrad-llm"]
+  # systemd expands %-specifiers and $VARIABLES in ExecStart, so they arrive doubled
+  assert re.fullmatch(EXE + r' "--model" "/srv/100%% \$\$HOME.gguf" "--serve" "8080" "--host" "0.0.0.0" "--max_context" "8192"',
+                      unit["serviceConfig"]["ExecStart"])
+  with pytest.raises(RuntimeError, match="port: value is not a unsignedInt16"): llm(nix, tree, {"port": 80000})
+
+def test_service_needs_a_model(nix, tree):
+  with pytest.raises(RuntimeError, match="services.tinygrad-llm.model: no default and not set"):
+    module(nix, tree, {"enable": True}, service={"enable": True})
+  with pytest.raises(RuntimeError, match="model: value is not a path"): llm(nix, tree, {"model": "models/m.gguf"})
+
+def test_service_user_is_a_system_user_in_the_gpu_group(nix, tree):
+  config = llm(nix, tree, {}, {"enable": True, "users": ["alice"], "group": "tinygrad"})
+  assert config["users"]["users"] == {"alice": {"extraGroups": ["tinygrad"]},
+                                      "tinygrad-llm": {"isSystemUser": True, "group": "tinygrad-llm", "extraGroups": ["tinygrad"]}}
+  assert config["users"]["groups"] == {"tinygrad": {}, "tinygrad-llm": {}}
+  assert config["systemd"]["services"]["tinygrad-llm"]["serviceConfig"]["SupplementaryGroups"] == ["tinygrad"]
+  # a user of your own is not created, and still gets the GPU group in the unit
+  config = llm(nix, tree, {"user": "alice", "group": "users"}, {"enable": True, "users": ["alice"]})
+  assert config["users"]["users"] == {"alice": {"extraGroups": ["video"]}} and config["users"]["groups"] == {"video": {}}
+  assert {k: config["systemd"]["services"]["tinygrad-llm"]["serviceConfig"][k] for k in ("User", "Group", "SupplementaryGroups")} == {
+    "User": "alice", "Group": "users", "SupplementaryGroups": ["video"]}
+
+def test_service_hardening_leaves_the_gpu_nodes_open(nix, tree):
+  sc = llm(nix, tree, {})["systemd"]["services"]["tinygrad-llm"]["serviceConfig"]
+  assert {k: sc[k] for k in ("NoNewPrivileges", "ProtectSystem", "ProtectHome", "PrivateTmp", "CapabilityBoundingSet")} == {
+    "NoNewPrivileges": True, "ProtectSystem": "strict", "ProtectHome": "read-only", "PrivateTmp": True, "CapabilityBoundingSet": ""}
+  # each of these hides /dev/nvmap and /dev/nvgpu/igpu0/* (ProtectClock implies DeviceAllow=char-rtc, closing the rest), or maps the GPU
+  # group away (PrivateUsers), or /dev/kmsg, where TegraIface reads a GPU fault's address (ProtectKernelLogs)
+  assert not {"PrivateDevices", "DeviceAllow", "DevicePolicy", "ProtectClock", "PrivateUsers", "ProtectKernelLogs"} & set(sc)
+
+def test_service_needs_the_gpu_module_and_takes_every_orin(nix, tree):
+  failed = failed_assertions(llm(nix, tree, {}, {}))
+  assert len(failed) == 1 and "hardware.tinygrad-orin.enable = true" in failed[0]
+  for som, sup in FASTEST:
+    config = llm(nix, tree, {}, jetpack={**ORIN, "som": som, "super": sup})
+    assert failed_assertions(config) == [] and "tinygrad-llm" in config["systemd"]["services"], som

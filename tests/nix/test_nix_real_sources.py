@@ -89,5 +89,16 @@ def test_every_evaluable_assertion_holds(report):
   # only the CUDA version checks of jetpack-nixos's cuda.nix need pkgs.cudaPackages, which needs the full nixpkgs
   assert {a["file"] for a in report["assertions"] if not isinstance(a["holds"], bool)} == {"modules/cuda.nix"}
 
+def test_service_on_an_orin_nano_in_super_mode(report):
+  # our module alone by the real lib.evalModules: its option types, mkMerge/mkIf, users merged, the unit as NixOS would get it
+  llm = report["llm"]
+  assert llm["failed"] == [] and llm["profileNumber"] == 2   # MAXN_SUPER in nvpmodel_p3767_0003_super.conf
+  assert (llm["port"], llm["listenAddress"], llm["user"], llm["group"]) == (8000, "127.0.0.1", "tinygrad-llm", "tinygrad-llm")
+  assert llm["systemUser"] == {"isSystemUser": True, "group": "tinygrad-llm", "extraGroups": ["video"]}
+  sc = llm["unit"]["serviceConfig"]
+  assert sc["ExecStart"] == ('"/nix/store/00000000000000000000000000000000-tinygrad-llm/bin/tinygrad-llm" "--model" "/var/lib/models/m.gguf" '
+                             '"--serve" "8000" "--host" "127.0.0.1"')
+  assert llm["unit"]["environment"]["DEV"] == "NV" and sc["SupplementaryGroups"] == ["video"] and sc["Restart"] == "on-failure"
+
 if __name__ == "__main__":
   with tempfile.TemporaryDirectory() as tmp: print(json.dumps(evaluate(pathlib.Path(tmp)), indent=1))

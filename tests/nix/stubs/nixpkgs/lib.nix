@@ -1,5 +1,5 @@
 # The few nixpkgs lib functions tinygrad-orin's Nix code uses, with nixpkgs' semantics but none of its checking:
-# option declarations and mkIf/mkDefault stay plain data, so tests can read what a module declares and sets.
+# option declarations and mkIf/mkDefault/mkMerge stay plain data, so tests can read what a module declares and sets.
 let
   fix = f: let x = f x; in x;
   type = name: check: { inherit name check; };
@@ -14,10 +14,13 @@ rec {
   };
   mkIf = condition: content: { _type = "if"; inherit condition content; };
   mkDefault = content: { _type = "override"; priority = 1000; inherit content; };
+  mkMerge = contents: { _type = "merge"; inherit contents; };
   types = {
     bool = type "bool" builtins.isBool;
     str = type "str" builtins.isString;
     package = type "package" (v: builtins.isAttrs v && v ? outPath);
+    path = type "path" (v: builtins.isPath v || builtins.isString v && builtins.substring 0 1 v == "/");
+    port = type "unsignedInt16" (v: builtins.isInt v && v >= 0 && v < 65536);
     listOf = elem: type "listOf ${elem.name}" (v: builtins.isList v && builtins.all elem.check v);
   };
   literalExpression = text: { _type = "literalExpression"; inherit text; };
