@@ -56,9 +56,20 @@ def _load_stored_programs(mod):
     _init(self, dev, *args, **kwargs)
   mod.NVProgram.__init__ = init
 
+# HCQSignal.wait polls the signal in a loop that holds the GIL the emulated GPU's threads need, where on a Jetson it spins on a core of
+# its own: each poll first waits, without the GIL, for the GPU to release something (or POLL_S). The loop, its timeout and fault checks
+# stay tinygrad's.
+POLL_S, _polls = 0.002, threading.local()
+def _signal_sleep_yields(mod):
+  from orin_emu.kernel import kernel
+  def _sleep(self, *args, _sleep=mod.NVSignal._sleep, **kwargs):
+    if (wait:=getattr(kernel().gpu, "wait_released", None)) is not None: _polls.seen = wait(getattr(_polls, "seen", None), POLL_S)
+    return _sleep(self, *args, **kwargs)
+  mod.NVSignal._sleep = _sleep
+
 def _graph_on_host(mod): mod.HCQGraph.__del__ = _on_host(mod.HCQGraph.__del__)
 
-HOOKS = {HCQ: _patch, CC: lambda mod: _register_ptx(), NV: _load_stored_programs, GRAPH: _graph_on_host}
+HOOKS = {HCQ: _patch, CC: lambda mod: _register_ptx(), NV: lambda mod: (_load_stored_programs(mod), _signal_sleep_yields(mod)), GRAPH: _graph_on_host}
 
 class _Loader(importlib.abc.Loader):
   def __init__(self, inner): self.inner = inner

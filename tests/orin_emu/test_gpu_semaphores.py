@@ -94,3 +94,15 @@ def test_describe_names_a_parked_acquire(rig):
   put64(mem, SEM, 5)
   gpu.sync()
   assert "channel 511: GP_GET 1, GP_PUT 1 (seen 1), idle" in gpu.describe()
+
+def test_a_polling_host_wakes_at_the_release():
+  """wait_released blocks a polling host until a pushbuffer segment has run, its release already in memory"""
+  mem = FlatMemory()
+  gpu = Ga10bGPU(lambda line: None)
+  mem.map(SEM, 0x10000)
+  s = Submitter(gpu, mem, 511)
+  seen = gpu.wait_released(None, 0)
+  assert gpu.wait_released(seen, 0.01) == seen   # nothing ran: it times out
+  s.submit(PB().release(SEM, 7))
+  assert gpu.wait_released(seen, 30) != seen and u64(mem, SEM) == 7
+  gpu.close()

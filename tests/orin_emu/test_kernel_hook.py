@@ -53,3 +53,24 @@ def test_switch_keeps_upstreams_wait_timeout():
 def test_hook_shortens_the_gil_switch_interval():
   # the GPU thread gets the GIL back from a host spinning on a signal within 0.5 ms, not the default 5 ms
   assert float(run("import sys, orin_emu.hook; print(sys.getswitchinterval())")[0]) <= 0.0005
+
+def test_host_wait_leaves_the_gil_to_the_gpu():
+  # a host waiting on a signal polls once per GPU release, not in a loop that takes the GIL from the GPU's threads; the kernel is held
+  # until the timer fires, so a spinning wait polls thousands of times meanwhile
+  code = """
+import threading, orin_emu.hook as h
+from tinygrad import Tensor
+import tinygrad.runtime.ops_nv as nv
+from orin_emu.kernel import kernel
+from orin_emu.ptx import launch
+h.POLL_S = 60
+a = (Tensor([1, 2, 3], device='NV') + 1).realize()
+gate, polls, sleep = threading.Event(), [0], nv.NVSignal._sleep
+def held(*args, **kwargs): gate.wait(); return launch(*args, **kwargs)
+def counted(self, *args, **kwargs): polls[0] += 1; return sleep(self, *args, **kwargs)
+kernel().gpu._executor, nv.NVSignal._sleep = held, counted
+threading.Timer(0.5, gate.set).start()
+print((a * 2).tolist(), polls[0])
+"""
+  out = run(code)
+  assert out[:3] == ["[4,", "6,", "8]"] and int(out[3]) <= 4, out

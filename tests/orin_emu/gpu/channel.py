@@ -94,6 +94,7 @@ class Channel:
         try: self.method(subc, addr, data)
         except Stall: return progressed
         self.pos, progressed = self.pos + 1, True
+        if self.pos == len(self.methods): self.gpu.released()
         continue
       if self.gp_get == self.put_seen:
         if self.bells == self.bells_served: return progressed

@@ -34,7 +34,8 @@ class Ga10bGPU:
     self.errors: list[tuple[int, GpuFault]] = []
     self.sm_errors: dict[int, tuple[int, int, int, int, int]] = {}   # sm_id -> (global_esr, warp_esr, warp_esr_pc, global mask, warp mask)
     self._ts, self._lock, self._wake, self._idle = 0, threading.Lock(), threading.Event(), threading.Condition()
-    self._sync_req = self._idle_seen = 0
+    self._sync_req = self._idle_seen = self._releases = 0
+    self._released = threading.Condition()
     self._threads: list[threading.Thread] = []
     self._stop = False
     self.running: tuple|None = None   # (qmd va, program va, grid, block, monotonic start) of the launch an engine is executing
@@ -95,7 +96,19 @@ class Ga10bGPU:
       out.append(f"executing the QMD at 0x{r[0]:x} (program 0x{r[1]:x}, grid {r[2]}, block {r[3]}) for {time.monotonic() - r[4]:.1f} s")
     return "\n".join(out + [ch.describe() for ch in list(self.channels.values())])
 
+  def wait_released(self, seen:int|None, timeout:float) -> int:
+    """for a host thread polling GPU-written memory: block without the GIL until released() counts past seen (at once if seen is None
+    or the GPU runs inline), at most timeout seconds; returns the count to pass next time"""
+    with self._released:
+      if seen is not None and self._threads: self._released.wait_for(lambda: self._releases != seen, timeout)
+      return self._releases
+
   # services for the engines
+  def released(self):
+    """memory a host may poll changed: a pushbuffer segment ran (its semaphore releases) or a channel faulted"""
+    with self._released:
+      self._releases += 1
+      self._released.notify_all()
   def count(self, name:str, n:int=1): self.counters[name] += n
   def clock(self) -> int:
     """GPU timestamp in ns, strictly increasing"""
@@ -166,3 +179,4 @@ class Ga10bGPU:
     if ch.error_notifier is not None:
       ch.error_notifier[:16] = np.frombuffer(np.array([(self.clock(), code, 0, 0xffff)], dtype="<u8,<u4,<u2,<u2").tobytes(), np.uint8)
     if ch.on_error is not None: ch.on_error(e)
+    self.released()
