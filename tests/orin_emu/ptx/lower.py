@@ -100,7 +100,7 @@ def reader(op, ty):
     ut = UINT[size]
     return lambda st, s: reg(st, rid, s).astype(ut).view(dt)
   if kind == 'imm': v = imm_value(op, ty); return lambda st, s: v
-  if kind == 'sreg': name = op[1]; return lambda st, s: st.sreg[name][s].astype(dt)
+  if kind == 'sreg': name = op[1]; return lambda st, s: (v.astype(dt) if (v:=st.sreg[name]).ndim == 0 else v[s].astype(dt))
   if kind == 'not':
     inner = reader(op[1], 'pred'); return lambda st, s: ~inner(st, s)
   if kind == 'sym':
@@ -211,6 +211,26 @@ def _prmt(a, b, c):
     byte = np.where(sel & np.uint32(8), np.where(byte & np.uint32(0x80), np.uint32(0xFF), np.uint32(0)), byte)
     out |= byte << np.uint32(8*i)
   return out
+
+def prmt_const(c:int):
+  """_prmt with a constant selector: the bytes that move by the same shift from the same source take one shift and mask"""
+  moves, signs = {}, []
+  for i in range(4):
+    sel = (c >> 4*i) & 0xF
+    if sel & 8: signs.append((sel >> 2 & 1, 8*(sel & 3) + 7, np.uint32(0xFF << 8*i)))
+    else: moves[(sel >> 2, 8*(i - (sel & 3)))] = moves.get((sel >> 2, 8*(i - (sel & 3))), 0) | 0xFF << 8*i
+  moves = [(src, np.uint32(abs(sh)), sh >= 0, np.uint32(m)) for (src, sh), m in moves.items()]
+  def f(a, b):
+    out, ab = None, (a, b)
+    for src, sh, left, m in moves:
+      v = ab[src] if not sh else ab[src] << sh if left else ab[src] >> sh
+      v = v if m == 0xFFFFFFFF else v & m
+      out = v if out is None else out | v
+    for src, bit, m in signs:
+      v = np.where(ab[src] >> np.uint32(bit) & np.uint32(1), m, np.uint32(0))
+      out = v if out is None else out | v
+    return np.asarray(out, np.uint32)
+  return f
 
 def _bfe(a, pos, ln, ty):
   # PTX ISA bfe: bits past the msb (or past len) read as the sign bit a[min(pos+len-1, msb)] for signed types, else 0
@@ -430,7 +450,7 @@ def _mad(ins, mods, types, a):
     elif ty == 'bf16':
       f = lambda p, q, r: f64_to_bf16(bf16_to_f32(p).astype(np.float64) * bf16_to_f32(q) + bf16_to_f32(r))
     else:
-      f = lambda p, q, r: round_to(np.asarray(p, np.float64) * np.asarray(q, np.float64) + np.asarray(r, np.float64), NP[ty], rnd)
+      f = lambda p, q, r: round_to(np.add(np.multiply(p, q, dtype=np.float64), r, dtype=np.float64), NP[ty], rnd)
     def g(st, s):
       p, q, r = rx(st, s), ry(st, s), rz(st, s)
       if fz: p, q, r = ftz(p), ftz(q), ftz(r)
@@ -505,6 +525,10 @@ def _shl(ins, mods, types, a):
   base = ins.op.split('.')[0]; ty = types[-1]
   d, x, n = a
   rx, rn, w = reader(x, ty), reader(n, 'u32'), writer(d, ty)
+  if n[0] == 'imm' and (k:=int(rn(None, None))) < 8*TYPE_SIZE[ty]:   # a constant shift within the width: one numpy shift
+    k = NP[ty](k)
+    if base == 'shl': return lambda st, s: w(st, s, rx(st, s) << k)
+    return lambda st, s: w(st, s, rx(st, s) >> k)
   return lambda st, s: w(st, s, _shift(base, ty, np.asarray(rx(st, s)), rn(st, s)))
 
 @fam('shf')
@@ -537,6 +561,7 @@ def _prmt_l(ins, mods, types, a):
   if any(m in mods for m in ('f4e', 'b4e', 'rc8', 'ecl', 'ecr', 'rc16')): raise Unsupported(ins.op)
   d, x, y, c = a
   rx, ry, rc, w = reader(x, 'b32'), reader(y, 'b32'), reader(c, 'b32'), writer(d, 'b32')
+  if c[0] == 'imm': f = prmt_const(int(rc(None, None))); return lambda st, s: w(st, s, f(rx(st, s), ry(st, s)))
   return lambda st, s: w(st, s, _prmt(np.asarray(rx(st, s)), np.asarray(ry(st, s)), rc(st, s)))
 
 @fam('dp4a', 'dp2a')
@@ -653,8 +678,18 @@ def _cvt(ins, mods, types, a):
       return w(st, s, np.asarray(lo).view(np.uint16).astype(np.uint32) | (np.asarray(hi).view(np.uint16).astype(np.uint32) << np.uint32(16)))
     return pk
   d, x = a
-  rx, w = reader(x, sty), writer(d, dty)
-  return lambda st, s: w(st, s, cvt_value(rx(st, s), dty, sty, mods))
+  rx, w, f = reader(x, sty), writer(d, dty), cvt_fn(dty, sty, mods)
+  return lambda st, s: w(st, s, f(rx(st, s)))
+
+def cvt_fn(dty, sty, mods):
+  """cvt_value for one instruction; the conversions numpy's cast does exactly (widening floats, integers without .sat, integers of
+  up to 32 bits to f32/f64 rounding to nearest) are that cast"""
+  plain = not any(m in mods for m in ('sat', 'ftz', *INT_RND, 'rz', 'rm', 'rp')) and 'bf16' not in (dty, sty)
+  if plain and ((sty in FLOATS and dty in FLOATS and TYPE_SIZE[dty] >= TYPE_SIZE[sty]) or (sty not in FLOATS and dty not in FLOATS)
+                or (sty not in FLOATS and dty in ('f32', 'f64') and TYPE_SIZE[sty] <= 4)):
+    dt = NP[dty]
+    return lambda v: np.asarray(v).astype(dt)
+  return lambda v: cvt_value(v, dty, sty, mods)
 
 @fam('ld', 'st', 'ldu')
 def _ldst(ins, mods, types, a):
@@ -681,22 +716,22 @@ def _ldst(ins, mods, types, a):
   if base != 'st':
     ws = [writer(o, ty) for o in ops]
     def ld(st, s):
-      for w, v in zip(ws, st.load(space, af(st, s), dt, vec, s, ins)): w(st, s, v)
+      for w, v in zip(ws, st.load(space, *af(st, s), dt, vec, s, ins)): w(st, s, v)
     return ld
   rs = [reader(o, ty) for o in ops]
-  def stf(st, s): st.store(space, af(st, s), dt, [r(st, s) for r in rs], s, ins)
+  def stf(st, s): st.store(space, *af(st, s), dt, [r(st, s) for r in rs], s, ins)
   return stf
 
 def address(addr):
+  """(r, off): the lanes' base register (None for none) and the constant offset, the address being r + off modulo 2**64"""
   _, b, off = addr
-  o = np.uint64(off & 0xFFFFFFFFFFFFFFFF)
-  if b is None: return lambda st, s: o
+  o = off & 0xFFFFFFFFFFFFFFFF
+  if b is None: return lambda st, s: (None, o)
   if b[0] == 'sym':
     sa = sym_addr(b)
-    return lambda st, s: np.uint64(sa(st)) + o
+    return lambda st, s: (None, (sa(st) + o) & 0xFFFFFFFFFFFFFFFF)
   r = reader(b, 'u64') if b[0] != 'reg' or TYPE_SIZE[b[1].type] == 8 else reader(b, 'u32')
-  if off == 0: return lambda st, s: np.asarray(r(st, s)).astype(np.uint64)
-  return lambda st, s: np.asarray(r(st, s)).astype(np.uint64) + o
+  return lambda st, s: (r(st, s), o)
 
 # ---- mma.sync fragment layouts (PTX ISA "Matrix Fragments for mma.m16n8k16 / m16n8k8"): element i of a lane's fragment
 def _frag_layouts(shape, ab):

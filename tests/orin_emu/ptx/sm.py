@@ -60,18 +60,10 @@ class CTABatch:
     self.prg, self.entry, self.N, self.T, self.mem, self.program_va = prg, entry, ncta*T, T, mem, program_va
     self.cbuf0, self.param_base, self.global_va, self.layout = cbuf0, param_base, global_va, prg.layout
     self.shared_window, self.local_window = shared_window, local_window
-    self.R = [np.zeros(self.N, np.bool_ if r.type == 'pred' else UINT[TYPE_SIZE[r.type]]) for r in prg.mod.regs]
+    self.R = _registers(prg.mod.regs, self.N)
     self.cc = np.zeros(self.N, np.bool_)
     self.U, self.live = {}, None   # registers every live thread holds alike; the live threads while none diverge (lower.put)
-    lin = np.arange(self.N, dtype=np.int64)
-    t, cta = lin % T, lin // T
-    self.cta, g = cta, cta + cta0
-    self.sreg = {'%tid.x': t % block[0], '%tid.y': (t // block[0]) % block[1], '%tid.z': t // (block[0]*block[1]),
-                 '%ctaid.x': g % grid[0], '%ctaid.y': (g // grid[0]) % grid[1], '%ctaid.z': g // (grid[0]*grid[1]),
-                 '%laneid': t % 32, '%warpid': t // 32, '%smid': np.zeros(self.N, np.int64), '%gridid': np.zeros(self.N, np.int64)}
-    for i, ax in enumerate('xyz'):
-      self.sreg[f'%ntid.{ax}'] = np.full(self.N, block[i]); self.sreg[f'%nctaid.{ax}'] = np.full(self.N, grid[i])
-    self.sreg['%nwarpid'] = np.full(self.N, (T + 31) // 32)
+    self.sreg = Specials(self.N, cta0, grid, block)
     self.sh_stride = _round(max(prg.shared_size, shared_bytes), 16)
     self.shared = np.zeros(ncta * self.sh_stride, np.uint8) if self.sh_stride else None
     self.l_stride = _round(prg.local_size, 16)
@@ -103,7 +95,6 @@ class CTABatch:
 
   def _route(self, space, addr, s, isz, nbytes, ins, write):
     """Yield (mask|None, typed-view-maker, element index) parts covering the accessed threads."""
-    n = len(addr)
     if space in ('generic', 'global'):
       parts, rest, lo, hi = [], None, int(addr.min()), int(addr.max())
       for win, kind in ((self.shared_window, 'shared'), (self.local_window, 'local')):
@@ -111,7 +102,7 @@ class CTABatch:
         if (m:=(addr >= np.uint64(win)) & (addr < np.uint64(win + WINDOW_SIZE))).any():
           parts.append((m, kind, addr[m] - np.uint64(win)))
           rest = ~m if rest is None else rest & ~m
-      if rest is None: yield from self._global(None, addr, isz, nbytes, ins, write)
+      if rest is None: yield from self._global(None, addr, isz, nbytes, ins, write, lo, hi)
       else:
         if rest.any(): yield from self._global(rest, addr[rest], isz, nbytes, ins, write)
         for m, kind, off in parts: yield from self._space(kind, m, off, s, isz, nbytes, ins, True)
@@ -127,14 +118,14 @@ class CTABatch:
                         f".{kind} access beyond {limit} bytes")
     idx = np.arange(self.N) if isinstance(s, slice) else s
     if m is not None: idx = idx[m]
-    row = self.cta[idx] * self.sh_stride if kind == 'shared' else idx * self.l_stride
-    yield m, store[:len(store)//isz*isz], (row + off.astype(np.int64)) // isz
+    row = self.sreg.cta[idx] * self.sh_stride if kind == 'shared' else idx * self.l_stride
+    yield m, store[:len(store)//isz*isz], (row + off.view(np.int64)) >> SHIFT[isz]
 
-  def _global(self, m, addr, isz, nbytes, ins, write):
-    lo, hi = int(addr.min()), int(addr.max()) + nbytes
-    for base, buf in self.maps:   # common case: every lane inside a mapping this launch already touched
-      if base <= lo and hi <= base + len(buf) and base % isz == 0:
-        yield m, buf[:len(buf)//isz*isz], (addr - np.uint64(base)).astype(np.int64) // isz
+  def _global(self, m, addr, isz, nbytes, ins, write, lo=None, hi=None):
+    if lo is None: lo, hi = int(addr.min()), int(addr.max())
+    for base, end, buf in self.maps:   # common case: every lane inside a mapping this launch already touched
+      if base <= lo and hi + nbytes <= end and base % isz == 0:
+        yield m, buf, (addr - np.uint64(base)).view(np.int64) >> SHIFT[isz]
         return
     todo = np.ones(len(addr), np.bool_)
     while todo.any():
@@ -143,39 +134,58 @@ class CTABatch:
       except MMUFault as e:
         if write: e.access = "virt write"
         raise
-      if base % isz == 0: self.maps.append((base, buf))
-      end = base + len(buf)
+      if base % isz: raise Unsupported(f"{self.entry}: mapping at 0x{base:x} not aligned for {isz}-byte access")
+      self.maps.append((base, end:=base + len(buf), buf))
       inside = todo & (addr >= np.uint64(base)) & (addr + np.uint64(nbytes) <= np.uint64(end))
       if not inside[todo].any(): raise MMUFault(end, "virt write" if write else "virt read")
-      if m is None and inside.all(): mm = None
-      else:
-        mm = inside if m is None else _scatter_mask(m, inside)
-      if base % isz: raise Unsupported(f"{self.entry}: mapping at 0x{base:x} not aligned for {isz}-byte access")
-      yield mm, buf[:len(buf)//isz*isz], ((addr[inside] if mm is not None else addr) - np.uint64(base)).astype(np.int64) // isz
+      mm = None if m is None and inside.all() else inside if m is None else _scatter_mask(m, inside)
+      yield mm, buf, ((addr[inside] if mm is not None else addr) - np.uint64(base)).view(np.int64) >> SHIFT[isz]
       todo &= ~inside
 
-  def _prep(self, addr, s, dt, vec, ins):
+  def _prep(self, r, off, s, dt, vec, ins):
     n = nsel(self, s); isz = np.dtype(dt).itemsize; nbytes = isz*vec
-    addr = np.broadcast_to(np.asarray(addr, np.uint64), (n,))
-    if nbytes > 1 and (bad:=(addr % np.uint64(nbytes)) != 0).any(): raise self._fault(0xF, addr[bad][0], ins, "misaligned address")
-    return n, isz, nbytes, addr
+    addr = np.uint64(off) if r is None else np.add(r, np.uint64(off), dtype=np.uint64)   # modulo 2**64
+    if nbytes > 1 and (bad:=(addr & np.uint64(nbytes - 1)) != 0).any(): raise self._fault(0xF, addr[bad][0] if addr.ndim else addr, ins, "misaligned address")
+    return n, isz, nbytes, np.broadcast_to(addr, (n,))
 
-  def load(self, space, addr, dt, vec, s, ins):
-    n, isz, nbytes, addr = self._prep(addr, s, dt, vec, ins)
+  def _direct(self, r, off, nbytes):
+    """(mapping, byte offsets into it) when every lane's address r + off lies, unwrapped and aligned, in one mapping this launch
+    already touched and in no window: the common case, with no address materialized"""
+    lo, hi = (off, off) if r is None else (int(r.min()) + off, int(r.max()) + off)
+    if hi >= 1 << 64: lo, hi, off = lo - (1 << 64), hi - (1 << 64), off - (1 << 64)
+    if lo < 0 or any(lo < w + WINDOW_SIZE and w <= hi for w in (self.shared_window, self.local_window)): return None
+    for base, end, buf in self.maps:
+      if base <= lo and hi + nbytes <= end and base % nbytes == 0: break
+    else: return None
+    b = np.int64(lo - base) if r is None else np.add(r, np.int64(off - base), dtype=np.int64, casting='unsafe')
+    if nbytes > 1 and (b & (nbytes - 1)).any(): return None
+    return buf, b
+
+  def load(self, space, r, off, dt, vec, s, ins):
+    isz = np.dtype(dt).itemsize
+    if space in ('generic', 'global') and (d:=self._direct(r, off, isz*vec)) is not None:
+      view, i = _typed(d[0], dt), d[1] >> SHIFT[isz] if isz > 1 else d[1]
+      return [view[i + k if k else i] for k in range(vec)]   # one address (r uniform): one value every lane holds
+    n, isz, nbytes, addr = self._prep(r, off, s, dt, vec, ins)
     out = [np.empty(n, dt) for _ in range(vec)]
     for m, raw, idx in self._route(space, addr, s, isz, nbytes, ins, False):
-      view = raw.view(dt)
+      view = _typed(raw, dt)
       for k in range(vec):
-        if m is None: out[k] = view[idx + k]
+        if m is None: out[k] = view[idx + k if k else idx]
         else: out[k][m] = view[idx + k]
     return out
 
-  def store(self, space, addr, dt, vals, s, ins):
-    n, isz, nbytes, addr = self._prep(addr, s, dt, len(vals), ins)
+  def store(self, space, r, off, dt, vals, s, ins):
+    n, isz = nsel(self, s), np.dtype(dt).itemsize
     vals = [np.broadcast_to(np.asarray(v, dt), (n,)) for v in vals]
+    if space in ('generic', 'global') and (d:=self._direct(r, off, isz*len(vals))) is not None:
+      view, i = _typed(d[0], dt), np.broadcast_to(d[1] >> SHIFT[isz] if isz > 1 else d[1], (n,))
+      for k, v in enumerate(vals): view[i + k if k else i] = v
+      return
+    n, isz, nbytes, addr = self._prep(r, off, s, dt, len(vals), ins)
     for m, raw, idx in self._route(space, addr, s, isz, nbytes, ins, True):
-      view = raw.view(dt)
-      for k, v in enumerate(vals): view[idx + k] = v if m is None else v[m]
+      view = _typed(raw, dt)
+      for k, v in enumerate(vals): view[idx + k if k else idx] = v if m is None else v[m]
 
   # ---- control
   def call(self, payload, s):
@@ -186,6 +196,34 @@ class CTABatch:
     for p, a in zip(fn.params, args): self._pbuf(p)[s, :min(p.size, a.size)] = self._pbuf(a)[s, :min(p.size, a.size)]
     run(self, cf, s, top=False)
     for r, d in zip(fn.rets, rets): self._pbuf(d)[s, :min(r.size, d.size)] = self._pbuf(r)[s, :min(r.size, d.size)]
+
+class Specials(dict):
+  """special registers of a batch's lanes, made at first read; one value where every thread of the launch holds the same"""
+  def __init__(self, n:int, cta0:int, grid, block):
+    super().__init__()
+    self.n, self.cta0, self.grid, self.block, T = n, cta0, grid, block, block[0]*block[1]*block[2]
+    self.update({f'%ntid.{ax}': np.int64(block[i]) for i, ax in enumerate('xyz')} | {f'%nctaid.{ax}': np.int64(grid[i]) for i, ax in enumerate('xyz')})
+    self.update({'%nwarpid': np.int64((T + 31) // 32), '%smid': np.int64(0), '%gridid': np.int64(0)})
+    lin = np.arange(n, dtype=np.int64)
+    self.t, self.cta = lin % T, lin // T
+  def __missing__(self, name:str):
+    t, g, (bx, by, _), (gx, gy, _) = self.t, self.cta + self.cta0, self.block, self.grid
+    v = {'%tid.x': lambda: t % bx, '%tid.y': lambda: (t // bx) % by, '%tid.z': lambda: t // (bx*by), '%ctaid.x': lambda: g % gx,
+         '%ctaid.y': lambda: (g // gx) % gy, '%ctaid.z': lambda: g // (gx*gy), '%laneid': lambda: t % 32, '%warpid': lambda: t // 32}[name]()
+    self[name] = v
+    return v
+
+def _registers(regs, n):
+  """every register's lanes, zeroed: rows of one block per type, which the OS hands out as zero pages until written"""
+  dts = [np.dtype(np.bool_ if r.type == 'pred' else UINT[TYPE_SIZE[r.type]]) for r in regs]
+  blocks = {dt: iter(np.zeros((dts.count(dt), n), dt)) for dt in set(dts)}
+  return [next(blocks[dt]) for dt in dts]
+
+SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
+def _typed(raw, dt):
+  """raw bytes as dt elements (a trailing partial element is dropped)"""
+  isz = np.dtype(dt).itemsize
+  return (raw if isz == 1 else raw[:len(raw)//isz*isz]).view(dt)
 
 def _scatter_mask(m, inner):
   out = np.zeros(len(m), np.bool_); out[np.flatnonzero(m)[inner]] = True
