@@ -201,7 +201,9 @@ LOOP:
   run(body, out, block=(64, 1, 1))
   assert list(out) == list(range(8)) + [45] * 56   # the threads that skipped the guarded mov still read the shared sum
   st = batches[0]
-  assert sorted(r.name for r in st.prg.mod.regs if r.rid in st.U) == ["%a", "%c", "%q"]
+  held, lanes = ({r.name for r in st.prg.mod.regs if c(r.rid)} for c in (lambda i: i in st.U, lambda i: st.R[i] is not None))
+  assert {"%a", "%c", "%q", "%n"} <= held and not held & {"%t", "%p", "%o", "%v0"}   # %n: no thread wrote it, all hold zero
+  assert lanes == {"%t", "%p", "%o", "%v0"}
 
 def test_early_exit_threads_leave_barrier_to_the_rest():
   out = np.zeros(8, np.uint32)

@@ -85,8 +85,10 @@ def reg(st, rid, s): return u if (u:=st.U.get(rid)) is not None else st.R[rid][s
 def put(st, rid, s, v):
   if s is st.live:   # every live thread: the register's lane values are all replaced
     if v.ndim == 0: st.U[rid] = v; return
-    st.U.pop(rid, None)
-  elif (u:=st.U.pop(rid, None)) is not None: st.R[rid][:] = u   # some threads only: the others keep the shared value
+    if st.U.pop(rid, None) is not None and st.R[rid] is None: st.R[rid] = np.empty(st.N, st.dts[rid])
+  elif (u:=st.U.pop(rid, None)) is not None:   # some threads only: the others keep the shared value
+    if st.R[rid] is None: st.R[rid] = np.empty(st.N, st.dts[rid])
+    st.R[rid][:] = u
   st.R[rid][s] = v
 
 def reader(op, ty):

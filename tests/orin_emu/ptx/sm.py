@@ -60,9 +60,11 @@ class CTABatch:
     self.prg, self.entry, self.N, self.T, self.mem, self.program_va = prg, entry, ncta*T, T, mem, program_va
     self.cbuf0, self.param_base, self.global_va, self.layout = cbuf0, param_base, global_va, prg.layout
     self.shared_window, self.local_window = shared_window, local_window
-    self.R = _registers(prg.mod.regs, self.N)
+    # registers every live thread holds alike (all, zero, at the start) and the live threads while none diverge (lower.put); a
+    # register gets its lanes (R) when threads first hold different values
+    self.dts = [np.dtype(np.bool_ if r.type == 'pred' else UINT[TYPE_SIZE[r.type]]) for r in prg.mod.regs]
+    self.R, self.U, self.live = [None] * len(self.dts), {i: dt.type(0) for i, dt in enumerate(self.dts)}, None
     self.cc = np.zeros(self.N, np.bool_)
-    self.U, self.live = {}, None   # registers every live thread holds alike; the live threads while none diverge (lower.put)
     self.sreg = Specials(self.N, cta0, grid, block)
     self.sh_stride = _round(max(prg.shared_size, shared_bytes), 16)
     self.shared = np.zeros(ncta * self.sh_stride, np.uint8) if self.sh_stride else None
@@ -212,12 +214,6 @@ class Specials(dict):
          '%ctaid.y': lambda: (g // gx) % gy, '%ctaid.z': lambda: g // (gx*gy), '%laneid': lambda: t % 32, '%warpid': lambda: t // 32}[name]()
     self[name] = v
     return v
-
-def _registers(regs, n):
-  """every register's lanes, zeroed: rows of one block per type, which the OS hands out as zero pages until written"""
-  dts = [np.dtype(np.bool_ if r.type == 'pred' else UINT[TYPE_SIZE[r.type]]) for r in regs]
-  blocks = {dt: iter(np.zeros((dts.count(dt), n), dt)) for dt in set(dts)}
-  return [next(blocks[dt]) for dt in dts]
 
 SHIFT = {1: 0, 2: 1, 4: 2, 8: 3, 16: 4}
 def _typed(raw, dt):
