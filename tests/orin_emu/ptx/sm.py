@@ -1,5 +1,5 @@
 # The SM: runs a PTX entry over a grid, all threads of a batch of CTAs at once as numpy lanes (SIMT with per-thread PCs).
-import functools, numpy as np
+import ctypes, functools, numpy as np
 from orin_emu.faults import MMUFault, SMException
 from orin_emu.ptx.parse import parse_module, Function, Module, PTXError, TYPE_SIZE
 from orin_emu.ptx.lower import lower, reader, nsel, Unsupported, UINT
@@ -8,6 +8,9 @@ WINDOW_SIZE = 1 << 24      # shader window extent: 16 MiB, an assumption (tests/
 BATCH_BYTES = 96 << 20     # register + local + shared bytes one batch of CTAs may hold
 STATS = {'instructions': 0, 'thread_instructions': 0}   # dispatched instructions and active-thread instructions
 OP, BRA, RET, BAR, CALL = range(5)
+# every instruction allocates and frees arrays of a batch's lanes (100s of KiB): glibc would hand them back to the OS (mmap, heap trim)
+# and fault them in again each time; keep up to 256 MiB of freed memory for the next ones (mallopt M_TRIM_THRESHOLD, M_MMAP_THRESHOLD)
+if hasattr(libc:=ctypes.CDLL(None), "mallopt"): libc.mallopt(-1, 256 << 20), libc.mallopt(-3, 32 << 20)
 KIND = {'op': OP, 'bra': BRA, 'ret': RET, 'bar': BAR, 'call': CALL}
 
 def _round(x, a): return (x + a - 1) // a * a
