@@ -338,6 +338,8 @@ def test_trap_is_an_sm_exception():
 def test_shared_access_out_of_range():
   with pytest.raises(SMException) as e: run(".reg .u32 %s; mov.u32 %s, 4096; st.shared.u32 [%s], 1;", shared_bytes=0x400)
   assert e.value.warp_esr == 0xE
+  with pytest.raises(SMException) as e: run(".reg .u64 %s; .reg .u32 %v; mov.u64 %s, 0; ld.shared.u8 %v, [%s+-1];", shared_bytes=0x400)
+  assert e.value.warp_esr == 0xE   # an offset below the CTA's shared memory wraps to the top of the address space, not into the last byte
 
 def test_support_finds_nvrtc_as_users_do():
   # NVRTC and nvJitLink come from the environment, as for users (the venv's .pth from scripts/setup, the Nix package or shell),

@@ -117,7 +117,7 @@ class CTABatch:
 
   def _space(self, kind, m, off, s, isz, nbytes, ins, via_window):
     limit, store = (self.sh_stride, self.shared) if kind == 'shared' else (self.l_stride, self.local)
-    if (bad:=(off + np.uint64(nbytes)) > np.uint64(limit)).any():
+    if (bad:=(off >= np.uint64(limit)) | (off + np.uint64(nbytes) > np.uint64(limit))).any():   # the first: past 2**64 wraps
       # a window access past the CTA's allocation is an invalid address space; a .shared/.local one is out of range
       raise self._fault(0x10 if via_window else 0xE, off[bad][0] + (getattr(self, f'{kind}_window') if via_window else 0), ins,
                         f".{kind} access beyond {limit} bytes")
