@@ -53,11 +53,11 @@ def test_cvt_casts(sty):
       want = cvt_value(x, dty, sty, mods)
       np.testing.assert_array_equal(np.asarray(cvt_fn(dty, sty, mods)(x)).view(np.uint8), np.asarray(want).view(np.uint8), err_msg=f"cvt.{mods}.{dty}.{sty}")
 
-# global accesses: through _direct once a mapping is known, through the general routing with _direct off
+# memory accesses: through _direct (global ones once their mapping is known), through the general routing with _direct off
 MEM = TID + """.reg .u64 %b, %s, %g; .reg .u32 %x<4>; .shared .align 16 .b8 sm[1024];
   ld.param.u64 %b, [b1];
   cvt.u64.u32 %o, %t; add.u64 %w, %a, %o;
-  ld.global.u8 %v0, [%w]; ld.global.u8 %v1, [%w+1];
+  ld.global.u8 %v0, [%w]; ld.global.u8 %v1, [%w+1]; mov.u32 %c, %ctaid.x; mad.lo.u32 %v1, %c, 1000, %v1;
   add.u64 %w, %w, 8; ld.global.u8 %v2, [%w+-7]; add.u32 %v0, %v0, %v2;
   ld.global.u32 %v3, [%a+8]; add.u32 %v0, %v0, %v3;
   mul.wide.u32 %o, %t, 16; add.u64 %w, %a, %o; add.u64 %w, %w, 4096;
@@ -65,8 +65,13 @@ MEM = TID + """.reg .u64 %b, %s, %g; .reg .u32 %x<4>; .shared .align 16 .b8 sm[1
   mov.u64 %s, sm; cvta.shared.u64 %g, %s; mul.wide.u32 %o, %t, 4; add.u64 %g, %g, %o;
   st.u32 [%g], %v1; bar.sync 0;
   setp.lt.u32 %p, %t, 32; add.u64 %w, %a, %o; selp.b64 %w, %g, %w, %p; ld.u32 %v2, [%w];
-  mul.wide.u32 %o, %t, 4; add.u64 %w, %b, %o;
-  st.global.u32 [%w], %v0; st.global.u32 [%w+256], %v2; st.global.u32 [%b+512], %t; st.global.u8 [%w+1024], %v1;"""
+  .reg .u64 %l, %e; .reg .u32 %y<4>; .local .align 16 .b8 depot[64];
+  mul.wide.u32 %o, %t, 4; add.u64 %e, %s, %o; st.shared.u32 [%e+256], %v1; bar.sync 0;
+  ld.shared.v4.u32 {%y0, %y1, %y2, %y3}, [%s+272]; add.u32 %v2, %v2, %y1; ld.shared.u32 %y0, [%e+260]; add.u32 %v1, %v1, %y0;
+  mov.u64 %l, depot; st.local.u32 [%l+28], %t; st.local.v2.u32 [%l+16], {%v1, %v2}; ld.local.v4.u32 {%y0, %y1, %y2, %y3}, [%l+16];
+  add.u32 %v0, %v0, %y0; add.u32 %v1, %v1, %y3;
+  mad.lo.u32 %n, %c, 64, %t; mul.wide.u32 %o, %n, 4; add.u64 %w, %b, %o;
+  st.global.u32 [%w], %v0; st.global.u32 [%w+1024], %v2; st.global.u32 [%b+3072], %t; st.global.u8 [%w+2048], %v1;"""
 
 def _both(monkeypatch, fn):
   fast = fn()
@@ -84,10 +89,15 @@ def test_direct_global_accesses(monkeypatch):
 
 @pytest.mark.parametrize("bad", ["ld.global.u32 %v1, [%a+2];", "ld.global.u8 %v1, [%w+4093];", "st.global.u8 [%w+4093], 1;",
                                  "ld.global.u8 %v1, [%a+-1];", "ld.global.u64 %w, [%a+-8];", "ld.global.u32 %v1, [%a+4096];",
-                                 "ld.global.v2.u32 {%v1, %v2}, [%w+4];", "ld.global.u8 %v1, [%a+18446744073709551615];"])
-def test_direct_global_faults(monkeypatch, bad):
+                                 "ld.global.v2.u32 {%v1, %v2}, [%w+4];", "ld.global.u8 %v1, [%a+18446744073709551615];",
+                                 "ld.shared.u32 %v1, [%s+1024];", "st.shared.u8 [%e+1021], 1;", "ld.shared.u32 %v1, [%e+2];",
+                                 "ld.local.u32 %v1, [%l+64];", "st.local.v2.u32 [%l+4], {%v1, %v2};", "ld.shared.u8 %v1, [%s+-1];"])
+def test_direct_faults(monkeypatch, bad):
+  pre = TID + """.reg .u64 %s, %l, %e; .shared .align 16 .b8 sm[1024]; .local .align 16 .b8 depot[64];
+  ld.global.u8 %v0, [%a]; mov.u64 %s, sm; mov.u64 %l, depot; ld.shared.u8 %v0, [%s]; ld.local.u8 %v0, [%l];
+  cvt.u64.u32 %w, %t; add.u64 %w, %w, %a; add.u64 %e, %s, %w; sub.u64 %e, %e, %a;\n"""
   def go():
-    try: run(TID + f"ld.global.u8 %v0, [%a];\ncvt.u64.u32 %w, %t; add.u64 %w, %w, %a;\n{bad}", np.zeros(4096, np.uint8), block=(4, 1, 1))
+    try: run(pre + bad, np.zeros(4096, np.uint8), block=(4, 1, 1), shared_bytes=1024)
     except (MMUFault, SMException) as e: return repr(e)
     return "no fault"
   assert _both(monkeypatch, go) != "no fault"

@@ -153,24 +153,36 @@ class CTABatch:
     if nbytes > 1 and (bad:=(addr & np.uint64(nbytes - 1)) != 0).any(): raise self._fault(0xF, addr[bad][0] if addr.ndim else addr, ins, "misaligned address")
     return n, isz, nbytes, np.broadcast_to(addr, (n,))
 
-  def _direct(self, r, off, nbytes):
-    """(mapping, byte offsets into it) when every lane's address r + off lies, unwrapped and aligned, in one mapping this launch
-    already touched and in no window: the common case, with no address materialized"""
+  def _direct(self, space, r, off, nbytes, s):
+    """(memory, byte offsets into it) when every lane's address r + off lies, unwrapped and aligned, in one global mapping this
+    launch already touched and in no window, or in the lane's .shared/.local area: the common case, with no address materialized"""
     lo, hi = (off, off) if r is None else (int(r.min()) + off, int(r.max()) + off)
     if hi >= 1 << 64: lo, hi, off = lo - (1 << 64), hi - (1 << 64), off - (1 << 64)
-    if lo < 0 or any(lo < w + WINDOW_SIZE and w <= hi for w in (self.shared_window, self.local_window)): return None
-    for base, end, buf in self.maps:
-      if base <= lo and hi + nbytes <= end and base % nbytes == 0: break
-    else: return None
-    b = np.int64(lo - base) if r is None else np.add(r, np.int64(off - base), dtype=np.int64, casting='unsafe')
+    if lo < 0: return None
+    if space in ('shared', 'local'):
+      if hi + nbytes > (self.sh_stride if space == 'shared' else self.l_stride): return None
+      buf, rows = (self.shared, self.sh_rows) if space == 'shared' else (self.local, self.l_rows)
+      rows = rows if isinstance(s, slice) else rows[s]
+      b = rows + off if r is None else rows + np.add(r, np.int64(off), dtype=np.int64, casting='unsafe')
+    else:
+      if any(lo < w + WINDOW_SIZE and w <= hi for w in (self.shared_window, self.local_window)): return None
+      for base, end, buf in self.maps:
+        if base <= lo and hi + nbytes <= end and base % nbytes == 0: break
+      else: return None
+      b = np.int64(lo - base) if r is None else np.add(r, np.int64(off - base), dtype=np.int64, casting='unsafe')
     if nbytes > 1 and (b & (nbytes - 1)).any(): return None
     return buf, b
 
+  @functools.cached_property
+  def sh_rows(self): return self.sreg.cta * self.sh_stride   # each lane's CTA's shared memory
+  @functools.cached_property
+  def l_rows(self): return np.arange(self.N, dtype=np.int64) * self.l_stride   # each lane's local memory
+
   def load(self, space, r, off, dt, vec, s, ins):
     isz = np.dtype(dt).itemsize
-    if space in ('generic', 'global') and (d:=self._direct(r, off, isz*vec)) is not None:
+    if (d:=self._direct(space, r, off, isz*vec, s)) is not None:
       view, i = _typed(d[0], dt), d[1] >> SHIFT[isz] if isz > 1 else d[1]
-      return [view[i + k if k else i] for k in range(vec)]   # one address (r uniform): one value every lane holds
+      return [view[i + k if k else i] for k in range(vec)]   # one global address (r uniform): one value every lane holds
     n, isz, nbytes, addr = self._prep(r, off, s, dt, vec, ins)
     out = [np.empty(n, dt) for _ in range(vec)]
     for m, raw, idx in self._route(space, addr, s, isz, nbytes, ins, False):
@@ -183,7 +195,7 @@ class CTABatch:
   def store(self, space, r, off, dt, vals, s, ins):
     n, isz = nsel(self, s), np.dtype(dt).itemsize
     vals = [np.broadcast_to(np.asarray(v, dt), (n,)) for v in vals]
-    if space in ('generic', 'global') and (d:=self._direct(r, off, isz*len(vals))) is not None:
+    if (d:=self._direct(space, r, off, isz*len(vals), s)) is not None:
       view, i = _typed(d[0], dt), np.broadcast_to(d[1] >> SHIFT[isz] if isz > 1 else d[1], (n,))
       for k, v in enumerate(vals): view[i + k if k else i] = v
       return
