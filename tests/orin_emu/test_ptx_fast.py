@@ -41,7 +41,9 @@ def sm_src(body): return f".version 8.5\n.target sm_87\n.address_size 64\n.visib
 
 class _State:
   """registers %x (holding x) and %d of a one-instruction program, as CTABatch keeps them"""
-  def __init__(self, x, dt): self.R, self.U, self.live, self.N = [x.view(sm.UINT[x.itemsize]).copy(), np.zeros(len(x), sm.UINT[x.itemsize])], {}, slice(None), len(x)
+  def __init__(self, x, dt):
+    self.R, self.U, self.live, self.N, self.bases = [x.view(sm.UINT[x.itemsize]).copy(), np.zeros(len(x), sm.UINT[x.itemsize])], {}, slice(None), len(x), {}
+    self.dts = [r.dtype for r in self.R]
 
 TYPES = ["u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64", "f16", "f32", "f64"]
 @pytest.mark.parametrize("sty", TYPES)
@@ -70,6 +72,10 @@ MEM = TID + """.reg .u64 %b, %s, %g; .reg .u32 %x<4>; .shared .align 16 .b8 sm[1
   ld.shared.v4.u32 {%y0, %y1, %y2, %y3}, [%s+272]; add.u32 %v2, %v2, %y1; ld.shared.u32 %y0, [%e+260]; add.u32 %v1, %v1, %y0;
   mov.u64 %l, depot; st.local.u32 [%l+28], %t; st.local.v2.u32 [%l+16], {%v1, %v2}; ld.local.v4.u32 {%y0, %y1, %y2, %y3}, [%l+16];
   add.u32 %v0, %v0, %y0; add.u32 %v1, %v1, %y3;
+  mul.wide.u32 %o, %t, 16; add.u64 %e, %s, %o; st.shared.v2.u32 [%e], {%v0, %v1}; bar.sync 0; ld.shared.v4.u32 {%y0, %y1, %y2, %y3}, [%e];
+  ld.shared.u32 %y2, [%e+4]; add.u32 %v0, %v0, %y2; st.local.v4.u32 [%l+32], {%v1, %v0, %y1, %y0}; ld.local.u32 %y3, [%l+36];
+  ld.local.v2.u32 {%y0, %y1}, [%l+40]; add.u32 %v1, %v1, %y3; add.u32 %v1, %v1, %y0; mov.u64 %e, 8; ld.local.u32 %y1, [%e+24];
+  add.u32 %v2, %v2, %y1; and.b32 %n, %t, 3; mul.wide.u32 %o, %n, 16; st.local.u32 [%o], %v1; ld.local.u32 %y1, [%o]; add.u32 %v2, %v2, %y1;
   mad.lo.u32 %n, %c, 64, %t; mul.wide.u32 %o, %n, 4; add.u64 %w, %b, %o;
   st.global.u32 [%w], %v0; st.global.u32 [%w+1024], %v2; st.global.u32 [%b+3072], %t; st.global.u8 [%w+2048], %v1;"""
 
@@ -91,7 +97,9 @@ def test_direct_global_accesses(monkeypatch):
                                  "ld.global.u8 %v1, [%a+-1];", "ld.global.u64 %w, [%a+-8];", "ld.global.u32 %v1, [%a+4096];",
                                  "ld.global.v2.u32 {%v1, %v2}, [%w+4];", "ld.global.u8 %v1, [%a+18446744073709551615];",
                                  "ld.shared.u32 %v1, [%s+1024];", "st.shared.u8 [%e+1021], 1;", "ld.shared.u32 %v1, [%e+2];",
-                                 "ld.local.u32 %v1, [%l+64];", "st.local.v2.u32 [%l+4], {%v1, %v2};", "ld.shared.u8 %v1, [%s+-1];"])
+                                 "ld.local.u32 %v1, [%l+64];", "st.local.v2.u32 [%l+4], {%v1, %v2};", "ld.shared.u8 %v1, [%s+-1];",
+                                 "mul.wide.u32 %o, %t, 16; add.u64 %e, %s, %o; ld.shared.u32 %v1, [%e]; ld.shared.u32 %v1, [%e+2];",
+                                 "mul.wide.u32 %o, %t, 16; add.u64 %w, %a, %o; ld.global.u32 %v1, [%w]; ld.global.v2.u32 {%v1, %v2}, [%w+4];"])
 def test_direct_faults(monkeypatch, bad):
   pre = TID + """.reg .u64 %s, %l, %e; .shared .align 16 .b8 sm[1024]; .local .align 16 .b8 depot[64];
   ld.global.u8 %v0, [%a]; mov.u64 %s, sm; mov.u64 %l, depot; ld.shared.u8 %v0, [%s]; ld.local.u8 %v0, [%l];
@@ -112,3 +120,17 @@ def test_direct_access_stops_at_a_window(monkeypatch):
     run(body, mem=mem, shared_bytes=0x400)
     return buf[16:24].view(np.uint32).tolist()
   assert _both(monkeypatch, go) == [0x03020100, 0]
+
+@pytest.mark.parametrize("ld,reg,want", [("s8", "s32", lambda x: x.view(np.int8).astype(np.int32)), ("s8", "u64", lambda x: x.view(np.int8).astype(np.int64)),
+  ("u8", "u32", lambda x: x.astype(np.uint32)), ("s16", "b64", lambda x: x.view(np.int16).astype(np.int64)), ("u16", "u64", lambda x: x.astype(np.uint64))])
+def test_narrow_values_widen_into_registers(ld, reg, want):
+  # a register wider than the value's type: sign-extended for signed types, zero-extended for the others, per lane and uniform alike
+  x = np.array([0, 1, 0x7F, 0x80, 0xFF, 0x10, 0xFE, 0x42], np.uint8) if ld[1:] == "8" else np.array([0, 1, 0x7FFF, 0x8000, 0xFFFF, 0x1234, 0xFF80, 0x80], np.uint16)
+  out, size = np.zeros(16, np.uint64), x.itemsize
+  body = TID + f""".reg .{reg} %r, %u; .reg .u64 %b, %x;
+  ld.param.u64 %b, [b1]; mul.wide.u32 %o, %t, {size}; add.u64 %w, %a, %o;
+  ld.global.{ld} %r, [%w]; ld.global.{ld} %u, [%a+{3 * size}]; cvt.u64.{reg.replace('b', 'u')} %x, %r;
+  mul.wide.u32 %o, %t, 8; add.u64 %w, %b, %o; st.global.u64 [%w], %x; cvt.u64.{reg.replace('b', 'u')} %x, %u; st.global.u64 [%w+64], %x;"""
+  run(body, x, out, block=(8, 1, 1))
+  np.testing.assert_array_equal(out[:8], want(x).astype(np.int64).view(np.uint64))
+  assert (out[8:] == out[3]).all()

@@ -83,8 +83,9 @@ def imm_value(op, ty):
 def reg(st, rid, s): return u if (u:=st.U.get(rid)) is not None else st.R[rid][s]
 
 def put(st, rid, s, v):
+  st.bases.pop(rid, None)
   if s is st.live:   # every live thread: the register's lane values are all replaced
-    if v.ndim == 0: st.U[rid] = v; return
+    if v.ndim == 0: st.U[rid] = v if v.dtype == st.dts[rid] else v.astype(st.dts[rid]); return
     if st.U.pop(rid, None) is not None and st.R[rid] is None: st.R[rid] = np.empty(st.N, st.dts[rid])
   elif (u:=st.U.pop(rid, None)) is not None:   # some threads only: the others keep the shared value
     if st.R[rid] is None: st.R[rid] = np.empty(st.N, st.dts[rid])
@@ -124,14 +125,10 @@ def writer(op, ty):
     if r.type != ty: raise Unsupported(f"predicate/non-predicate mix {r.name} as .{ty}")
     def wp(st, s, v): put(st, rid, s, np.asarray(v, np.bool_))
     return wp
-  ut, rut = UINT[size], UINT[rsz]
-  if rsz == size:
-    def w(st, s, v): put(st, rid, s, np.asarray(v, dt).view(ut))
-  elif rsz > size and ty[0] == 's':
-    def w(st, s, v): put(st, rid, s, np.asarray(v, dt).astype(SINT[rsz]).view(rut))
-  else:
-    def w(st, s, v): put(st, rid, s, np.asarray(v, dt).view(ut).astype(rut))
-  return w
+  # put() casts to the register's width: sign-extending a signed value, zero-extending or truncating the bits of any other
+  if rsz > size and ty[0] == 's': return lambda st, s, v: put(st, rid, s, np.asarray(v, dt))
+  ut = UINT[size]
+  return lambda st, s, v: put(st, rid, s, np.asarray(v, dt).view(ut))
 
 def elems(op): return op[1] if op[0] == 'vec' else [op]
 
@@ -725,15 +722,17 @@ def _ldst(ins, mods, types, a):
   return stf
 
 def address(addr):
-  """(r, off): the lanes' base register (None for none) and the constant offset, the address being r + off modulo 2**64"""
+  """(r, off, rid): the lanes' base register values (None for none), the constant offset and the register's id (None for none);
+  the address is r + off modulo 2**64"""
   _, b, off = addr
   o = off & 0xFFFFFFFFFFFFFFFF
-  if b is None: return lambda st, s: (None, o)
+  if b is None: return lambda st, s: (None, o, None)
   if b[0] == 'sym':
     sa = sym_addr(b)
-    return lambda st, s: (None, (sa(st) + o) & 0xFFFFFFFFFFFFFFFF)
+    return lambda st, s: (None, (sa(st) + o) & 0xFFFFFFFFFFFFFFFF, None)
   r = reader(b, 'u64') if b[0] != 'reg' or TYPE_SIZE[b[1].type] == 8 else reader(b, 'u32')
-  return lambda st, s: (r(st, s), o)
+  rid = b[1].rid if b[0] == 'reg' else None
+  return lambda st, s: (r(st, s), o, rid)
 
 # ---- mma.sync fragment layouts (PTX ISA "Matrix Fragments for mma.m16n8k16 / m16n8k8"): element i of a lane's fragment
 def _frag_layouts(shape, ab):

@@ -73,7 +73,7 @@ class CTABatch:
     self.shared = np.zeros(ncta * self.sh_stride, np.uint8) if self.sh_stride else None
     self.l_stride = _round(prg.local_size, 16)
     self.local = np.zeros(self.N * self.l_stride, np.uint8) if self.l_stride else None
-    self.pbuf, self.entry_params, self.maps = {}, {id(v) for v in prg.mod.funcs[entry].params}, []
+    self.pbuf, self.entry_params, self.maps, self.bases = {}, {id(v) for v in prg.mod.funcs[entry].params}, [], {}
 
   # ---- kernel and call parameters
   def param_load(self, var, off, dt, s):
@@ -153,36 +153,52 @@ class CTABatch:
     if nbytes > 1 and (bad:=(addr & np.uint64(nbytes - 1)) != 0).any(): raise self._fault(0xF, addr[bad][0] if addr.ndim else addr, ins, "misaligned address")
     return n, isz, nbytes, np.broadcast_to(addr, (n,))
 
-  def _direct(self, space, r, off, nbytes, s):
-    """(memory, byte offsets into it) when every lane's address r + off lies, unwrapped and aligned, in one global mapping this
-    launch already touched and in no window, or in the lane's .shared/.local area: the common case, with no address materialized"""
-    lo, hi = (off, off) if r is None else (int(r.min()) + off, int(r.max()) + off)
+  def _direct(self, space, r, off, dt, vec, s, rid):
+    """(typed memory, j, idx) when every lane's address r + off lies, unwrapped and aligned, in one global mapping this launch already
+    touched and in no window, or in the lane's .shared/.local area: lane i's element k is memory[j + k + idx[i]], no address is
+    materialized, and a base register's bounds and indices are kept (self.bases) until it is written. None: take the general path"""
+    isz, c = dt.itemsize, None
+    nbytes = isz*vec
+    if r is None or r.ndim == 0: rlo = rhi = 0 if r is None else int(r)
+    elif rid is not None and (c:=self.bases.get(rid)) is not None and c[0] is s: rlo, rhi = c[1], c[2]
+    else:
+      rlo, rhi = int(r.min()), int(r.max())
+      if rid is not None: self.bases[rid] = c = [s, rlo, rhi, None, {}]
+    lo, hi = rlo + off, rhi + off
     if hi >= 1 << 64: lo, hi, off = lo - (1 << 64), hi - (1 << 64), off - (1 << 64)
     if lo < 0: return None
     if space in ('shared', 'local'):
       if hi + nbytes > (self.sh_stride if space == 'shared' else self.l_stride): return None
-      buf, rows = (self.shared, self.sh_rows) if space == 'shared' else (self.local, self.l_rows)
-      rows = rows if isinstance(s, slice) else rows[s]
-      b = rows + off if r is None else rows + np.add(r, np.int64(off), dtype=np.int64, casting='unsafe')
+      buf, origin = self.shared if space == 'shared' else self.local, 0
     else:
       if any(lo < w + WINDOW_SIZE and w <= hi for w in (self.shared_window, self.local_window)): return None
-      for base, end, buf in self.maps:
-        if base <= lo and hi + nbytes <= end and base % nbytes == 0: break
+      for origin, end, buf in self.maps:
+        if origin <= lo and hi + nbytes <= end and origin % nbytes == 0: break
       else: return None
-      b = np.int64(lo - base) if r is None else np.add(r, np.int64(off - base), dtype=np.int64, casting='unsafe')
+    tv, shift = _typed(buf, dt), SHIFT[isz]
+    if c is not None and rlo >= origin and 0 <= off and nbytes <= 16 and origin % 16 == 0:
+      if c[3] is None: c[3] = int(low[0]) if ((low:=r & 15) == low[0]).all() else -1   # the residue mod 16 all lanes share, or -1
+      if c[3] >= 0 and (c[3] + off) % nbytes == 0 and off % isz == 0:
+        if (idx:=c[4].get((space, origin, shift))) is None:
+          rel = np.add(r, self.rows(space, s) if space in ('shared', 'local') else -origin, dtype=np.int64, casting='unsafe')
+          idx = c[4][(space, origin, shift)] = rel >> shift
+        return tv, off >> shift, idx
+    b = np.int64(lo - origin) if r is None else np.add(r, np.int64(off - origin), dtype=np.int64, casting='unsafe')
+    if space in ('shared', 'local'): b = self.rows(space, s) + b
     if nbytes > 1 and (b & (nbytes - 1)).any(): return None
-    return buf, b
+    return tv, 0, b >> shift
+
+  def rows(self, space, s): return (self.sh_rows if space == 'shared' else self.l_rows)[s]
 
   @functools.cached_property
   def sh_rows(self): return self.sreg.cta * self.sh_stride   # each lane's CTA's shared memory
   @functools.cached_property
   def l_rows(self): return np.arange(self.N, dtype=np.int64) * self.l_stride   # each lane's local memory
 
-  def load(self, space, r, off, dt, vec, s, ins):
-    isz = np.dtype(dt).itemsize
-    if (d:=self._direct(space, r, off, isz*vec, s)) is not None:
-      view, i = _typed(d[0], dt), d[1] >> SHIFT[isz] if isz > 1 else d[1]
-      return [view[i + k if k else i] for k in range(vec)]   # one global address (r uniform): one value every lane holds
+  def load(self, space, r, off, rid, dt, vec, s, ins):
+    if (d:=self._direct(space, r, off, np.dtype(dt), vec, s, rid)) is not None:
+      tv, j, idx = d
+      return [tv[j + k:][idx] for k in range(vec)]   # one global address (r uniform): one value every lane holds
     n, isz, nbytes, addr = self._prep(r, off, s, dt, vec, ins)
     out = [np.empty(n, dt) for _ in range(vec)]
     for m, raw, idx in self._route(space, addr, s, isz, nbytes, ins, False):
@@ -192,12 +208,13 @@ class CTABatch:
         else: out[k][m] = view[idx + k]
     return out
 
-  def store(self, space, r, off, dt, vals, s, ins):
-    n, isz = nsel(self, s), np.dtype(dt).itemsize
+  def store(self, space, r, off, rid, dt, vals, s, ins):
+    n = nsel(self, s)
     vals = [np.broadcast_to(np.asarray(v, dt), (n,)) for v in vals]
-    if (d:=self._direct(space, r, off, isz*len(vals), s)) is not None:
-      view, i = _typed(d[0], dt), np.broadcast_to(d[1] >> SHIFT[isz] if isz > 1 else d[1], (n,))
-      for k, v in enumerate(vals): view[i + k if k else i] = v
+    if (d:=self._direct(space, r, off, np.dtype(dt), len(vals), s, rid)) is not None:
+      tv, j, idx = d
+      idx = np.broadcast_to(idx, (n,))
+      for k, v in enumerate(vals): tv[j + k:][idx] = v
       return
     n, isz, nbytes, addr = self._prep(r, off, s, dt, len(vals), ins)
     for m, raw, idx in self._route(space, addr, s, isz, nbytes, ins, True):
