@@ -686,9 +686,12 @@ def cvt_fn(dty, sty, mods):
   plain = not any(m in mods for m in ('sat', 'ftz', *INT_RND, 'rz', 'rm', 'rp')) and 'bf16' not in (dty, sty)
   if plain and ((sty in FLOATS and dty in FLOATS and TYPE_SIZE[dty] >= TYPE_SIZE[sty]) or (sty not in FLOATS and dty not in FLOATS)
                 or (sty not in FLOATS and dty in ('f32', 'f64') and TYPE_SIZE[sty] <= 4)):
+    if (sty, dty) == ('f16', 'f32'): return lambda v: F16_F32.take(np.asarray(v).view(np.uint16))   # numpy converts halves in software
     dt = NP[dty]
     return lambda v: np.asarray(v).astype(dt)
   return lambda v: cvt_value(v, dty, sty, mods)
+
+F16_F32 = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)   # every half as a float
 
 @fam('ld', 'st', 'ldu')
 def _ldst(ins, mods, types, a):

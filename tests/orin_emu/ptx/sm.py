@@ -73,7 +73,7 @@ class CTABatch:
     self.shared = np.zeros(ncta * self.sh_stride, np.uint8) if self.sh_stride else None
     self.l_stride = _round(prg.local_size, 16)
     self.local = np.zeros(self.N * self.l_stride, np.uint8) if self.l_stride else None
-    self.pbuf, self.entry_params, self.maps, self.bases = {}, {id(v) for v in prg.mod.funcs[entry].params}, [], {}
+    self.pbuf, self.entry_params, self.maps, self.bases, self.typed = {}, {id(v) for v in prg.mod.funcs[entry].params}, [], {}, {}
 
   # ---- kernel and call parameters
   def param_load(self, var, off, dt, s):
@@ -171,22 +171,24 @@ class CTABatch:
       if hi + nbytes > (self.sh_stride if space == 'shared' else self.l_stride): return None
       buf, origin = self.shared if space == 'shared' else self.local, 0
     else:
-      if any(lo < w + WINDOW_SIZE and w <= hi for w in (self.shared_window, self.local_window)): return None
+      sw, lw = self.shared_window, self.local_window
+      if (lo < sw + WINDOW_SIZE and sw <= hi) or (lo < lw + WINDOW_SIZE and lw <= hi): return None
       for origin, end, buf in self.maps:
         if origin <= lo and hi + nbytes <= end and origin % nbytes == 0: break
       else: return None
-    tv, shift = _typed(buf, dt), SHIFT[isz]
+    if (tv:=self.typed.get((id(buf), dt))) is None: tv = self.typed[(id(buf), dt)] = _typed(buf, dt)
+    shift = SHIFT[isz]
     if c is not None and rlo >= origin and 0 <= off and nbytes <= 16 and origin % 16 == 0:
-      if c[3] is None: c[3] = int(low[0]) if ((low:=r & 15) == low[0]).all() else -1   # the residue mod 16 all lanes share, or -1
-      if c[3] >= 0 and (c[3] + off) % nbytes == 0 and off % isz == 0:
+      if nbytes > 1 and c[3] is None: c[3] = int(low[0]) if ((low:=r & 15) == low[0]).all() else -1   # the residue mod 16 all lanes share, or -1
+      if nbytes == 1 or (c[3] >= 0 and (c[3] + off) % nbytes == 0 and off % isz == 0):
         if (idx:=c[4].get((space, origin, shift))) is None:
           rel = np.add(r, self.rows(space, s) if space in ('shared', 'local') else -origin, dtype=np.int64, casting='unsafe')
-          idx = c[4][(space, origin, shift)] = rel >> shift
+          idx = c[4][(space, origin, shift)] = rel >> shift if shift else rel
         return tv, off >> shift, idx
     b = np.int64(lo - origin) if r is None else np.add(r, np.int64(off - origin), dtype=np.int64, casting='unsafe')
     if space in ('shared', 'local'): b = self.rows(space, s) + b
     if nbytes > 1 and (b & (nbytes - 1)).any(): return None
-    return tv, 0, b >> shift
+    return tv, 0, b >> shift if shift else b
 
   def rows(self, space, s): return (self.sh_rows if space == 'shared' else self.l_rows)[s]
 
