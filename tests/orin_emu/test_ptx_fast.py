@@ -134,3 +134,29 @@ def test_narrow_values_widen_into_registers(ld, reg, want):
   run(body, x, out, block=(8, 1, 1))
   np.testing.assert_array_equal(out[:8], want(x).astype(np.int64).view(np.uint64))
   assert (out[8:] == out[3]).all()
+
+def test_exited_threads_are_dropped_alike(monkeypatch):
+  # after most threads exit, the rest run on compacted lanes: registers, carries, special registers, .local, .shared and call
+  # parameters stay each thread's own
+  pre = """.func (.param .b32 ret0) twice(.param .b32 x)
+{ .reg .b32 %r<2>; ld.param.b32 %r0, [x]; shl.b32 %r1, %r0, 1; st.param.b32 [ret0], %r1; ret; }"""
+  body = TID + """.reg .u64 %l, %e, %s; .shared .align 4 .b8 sm[256]; .local .align 4 .b8 depot[8];
+  mov.u64 %l, depot; st.local.u32 [%l+4], %t; mov.u64 %s, sm; mul.wide.u32 %o, %t, 4; add.u64 %e, %s, %o; st.shared.u32 [%e], %t;
+  bar.sync 0; mov.u32 %c, %ctaid.x; mad.lo.u32 %v0, %c, 1000, %t; add.cc.u32 %v3, %t, 4294967292;
+  .param .b32 keep; st.param.b32 [keep], %v0;
+  and.b32 %n, %t, 7; setp.ne.u32 %p, %n, 5; @%p ret;
+  ld.param.b32 %v2, [keep]; add.u32 %v0, %v0, %v2; ld.local.u32 %v1, [%l+4]; ld.shared.u32 %v2, [%e+-4]; add.u32 %v1, %v1, %v2; addc.u32 %v3, 0, 0; mov.u32 %n, %laneid;
+  { .param .b32 arg0; st.param.b32 [arg0], %v1; .param .b32 rv; call.uni (rv), twice, (arg0); ld.param.b32 %v1, [rv]; }
+  mov.u32 %v2, %tid.x; mad.lo.u32 %v1, %v1, 10, %v3; mad.lo.u32 %v2, %v2, 100, %n;
+  mad.lo.u32 %n, %c, 64, %t; mul.wide.u32 %o, %n, 16; add.u64 %w, %a, %o; st.global.v4.u32 [%w], {%v0, %v1, %v2, %v3};"""
+  def go():
+    out = np.zeros(4 * 3 * 64, np.uint32)
+    run(body, out, grid=(3, 1, 1), block=(64, 1, 1), pre=pre)
+    return out.tobytes()
+  fast = go()
+  with monkeypatch.context() as m:
+    m.setattr(sm.CTABatch, "compact", lambda self, idx: idx)
+    assert go() == fast
+  out = np.frombuffer(fast, np.uint32).reshape(3, 64, 4)
+  assert (out[:, 5::8, 0] == 2 * (np.arange(3)[:, None] * 1000 + np.arange(5, 64, 8))).all() and (out[:, 5::8, 3] == 1).all()
+  assert (out[:, 5::8, 1] == 2 * (2 * np.arange(5, 64, 8) - 1) * 10 + 1).all() and out[:, 6::8].sum() == 0

@@ -123,7 +123,7 @@ class CTABatch:
                         f".{kind} access beyond {limit} bytes")
     idx = np.arange(self.N) if isinstance(s, slice) else s
     if m is not None: idx = idx[m]
-    row = self.sreg.cta[idx] * self.sh_stride if kind == 'shared' else idx * self.l_stride
+    row = (self.sh_rows if kind == 'shared' else self.l_rows)[idx]
     yield m, store[:len(store)//isz*isz], (row + off.view(np.int64)) >> SHIFT[isz]
 
   def _global(self, m, addr, isz, nbytes, ins, write, lo=None, hi=None):
@@ -192,6 +192,15 @@ class CTABatch:
 
   def rows(self, space, s): return (self.sh_rows if space == 'shared' else self.l_rows)[s]
 
+  def compact(self, idx):
+    """keep the lanes idx only (the threads that have not exited), as lanes 0..len(idx)-1: later instructions skip the exited ones"""
+    for k in ('sh_rows', 'l_rows'): self.__dict__[k] = getattr(self, k)[idx]
+    self.N, self.cc, self.bases = len(idx), self.cc[idx], {}
+    self.R = [None if r is None else r[idx] for r in self.R]
+    self.pbuf = {k: b[idx] for k, b in self.pbuf.items()}
+    self.sreg.compact(idx)
+    return slice(None)
+
   @functools.cached_property
   def sh_rows(self): return self.sreg.cta * self.sh_stride   # each lane's CTA's shared memory
   @functools.cached_property
@@ -237,11 +246,15 @@ class Specials(dict):
   """special registers of a batch's lanes, made at first read; one value where every thread of the launch holds the same"""
   def __init__(self, n:int, cta0:int, grid, block):
     super().__init__()
-    self.n, self.cta0, self.grid, self.block, T = n, cta0, grid, block, block[0]*block[1]*block[2]
+    self.cta0, self.grid, self.block, T = cta0, grid, block, block[0]*block[1]*block[2]
     self.update({f'%ntid.{ax}': np.int64(block[i]) for i, ax in enumerate('xyz')} | {f'%nctaid.{ax}': np.int64(grid[i]) for i, ax in enumerate('xyz')})
     self.update({'%nwarpid': np.int64((T + 31) // 32), '%smid': np.int64(0), '%gridid': np.int64(0)})
     lin = np.arange(n, dtype=np.int64)
     self.t, self.cta = lin % T, lin // T
+  def compact(self, idx):
+    self.t, self.cta = self.t[idx], self.cta[idx]
+    for k, v in self.items():
+      if v.ndim: self[k] = v[idx]
   def __missing__(self, name:str):
     t, g, (bx, by, _), (gx, gy, _) = self.t, self.cta + self.cta0, self.block, self.grid
     v = {'%tid.x': lambda: t % bx, '%tid.y': lambda: (t // bx) % by, '%tid.z': lambda: t // (bx*by), '%ctaid.x': lambda: g % gx,
@@ -304,6 +317,7 @@ def run(st:CTABatch, cf:Compiled, base, top=True):
     grp = cand & (pcs == m)
     if wait is None and grp.sum() == live.sum():   # reconverged: drop exited threads and run uniform again
       base, pcs, pc = _sel(base, grp) if not grp.all() else base, None, m
+      if top and not isinstance(base, slice) and 2*len(base) <= st.N: base = st.compact(base)
       continue
     sel, stop, pc = _sel(base, grp), int(pcs[live & ~grp].min()), m
     pc0 = pc
