@@ -66,3 +66,16 @@ def test_faults_from_the_environment_reach_a_subprocess(tmp_path):
          "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
   out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
   assert out.stdout.split() == [str(errno.ENOMEM), str(errno.EPERM)], out.stderr
+
+def test_copy_from_user_of_any_length_faults_at_its_first_unreadable_page(k):
+  # nvmap's list ioctls copy in a count the caller chose: a length no mapping covers is EFAULT there, as for any bad range
+  import mmap
+  from orin_emu.kernel import KernelError
+  m = mmap.mmap(-1, 2 * PAGE)
+  addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+  assert ctypes.CDLL(None).mprotect(ctypes.c_void_p(addr + PAGE), PAGE, 0) == 0   # PROT_NONE
+  m[PAGE - 4:PAGE] = b"abcd"
+  assert k.umem.read(addr + PAGE - 4, 4) == b"abcd"
+  for n in (5, 1 << 44):
+    with pytest.raises(KernelError) as e: k.umem.read(addr + PAGE - 4, n)
+    assert e.value.errno == errno.EFAULT

@@ -65,30 +65,31 @@ class UserMemory:
   """copy_from_user/copy_to_user on the process's own memory through process_vm_readv/writev, which honour page protections as the
   kernel's uaccess does: an unmapped page, a read-only page (for writes) or a PROT_NONE page faults there instead of crashing."""
   @staticmethod
-  def _copy(fn, addr:int, buf, n:int) -> int:
-    """bytes moved before the first faulting page"""
+  def _copy(fn, addr:int, buf:int, n:int) -> int:
+    """bytes moved between [buf, buf+n) and [addr, addr+n) before the first faulting page"""
     if addr <= 0 or addr + n > 1 << 64: return 0
-    pages = [(a, min(n - (a - addr), PAGE - a % PAGE)) for a in [addr] + list(range((addr // PAGE + 1) * PAGE, addr + n, PAGE))]
-    done = 0
-    for i in range(0, len(pages), 1024):   # IOV_MAX remote segments a call; a partial transfer stops at a segment boundary
-      chunk = pages[i:i + 1024]
-      local = _Iovec(ctypes.addressof(buf) + done, sum(l for _, l in chunk))
-      got = fn(os.getpid(), ctypes.byref(local), 1, (_Iovec * len(chunk))(*[_Iovec(a, l) for a, l in chunk]), len(chunk), 0)
-      done += max(got, 0)
-      if got != local.len: break
+    done, a, end = 0, addr, addr + n
+    while a < end:   # IOV_MAX remote segments (pages) a call; a partial transfer stops at a segment boundary
+      chunk = []
+      while a < end and len(chunk) < 1024: chunk.append(_Iovec(a, l:=min(end - a, PAGE - a % PAGE))); a += l
+      local = _Iovec(buf + done, want:=sum(v.len for v in chunk))
+      done += max(got:=fn(os.getpid(), ctypes.byref(local), 1, (_Iovec * len(chunk))(*chunk), len(chunk), 0), 0)
+      if got != want: break
     return done
   def read(self, addr:int, n:int) -> bytes:
-    if n == 0: return b""
-    buf = ctypes.create_string_buffer(n)
-    if self._copy(libc.process_vm_readv, addr, buf, n) != n: raise KernelError(errno.EFAULT)
-    return buf.raw
+    parts, done = [], 0
+    while done < n:   # 4 MiB at a time: a length no mapping covers fails at its first unmapped page, not by allocating all of it
+      buf = np.empty(k:=min(n - done, 4 << 20), np.uint8)
+      if self._copy(libc.process_vm_readv, addr + done, buf.ctypes.data, k) != k: raise KernelError(errno.EFAULT)
+      parts.append(buf.tobytes()); done += k
+    return b"".join(parts)
   def write(self, addr:int, data:bytes):
     if self.copy_to_user(addr, data): raise KernelError(errno.EFAULT)
   def copy_to_user(self, addr:int, data:bytes) -> int:
     """The kernel's copy_to_user: the bytes up to the first unwritable page are written, the count of bytes NOT written is returned."""
     if not data: return 0
-    buf = ctypes.create_string_buffer(bytes(data), len(data))
-    return len(data) - self._copy(libc.process_vm_writev, addr, buf, len(data))
+    buf = np.frombuffer(bytes(data), np.uint8)
+    return len(data) - self._copy(libc.process_vm_writev, addr, buf.ctypes.data, len(data))
 
 def file_mappings(ino:int) -> list[tuple[int,int,int]]:
   """(start, end, file offset) of this process's mappings of the file with inode ino, from /proc/self/maps."""
