@@ -3,7 +3,7 @@
 import itertools, numpy as np, pytest
 from orin_emu.faults import MMUFault, SMException
 from orin_emu.ptx import sm
-from orin_emu.ptx.lower import prmt_const, _prmt, _shift, cvt_fn, cvt_value, NP, FLOATS, INT_RND
+from orin_emu.ptx.lower import prmt_const, _prmt, _shift, cvt_fn, cvt_value, _fma64, NP, FLOATS
 from orin_emu.ptx.parse import TYPE_SIZE
 from orin_emu.ptx.testing import DictMemory
 from orin_emu.test_ptx_launch import run, TID
@@ -44,6 +44,13 @@ class _State:
   def __init__(self, x, dt):
     self.R, self.U, self.live, self.N, self.bases = [x.view(sm.UINT[x.itemsize]).copy(), np.zeros(len(x), sm.UINT[x.itemsize])], {}, slice(None), len(x), {}
     self.dts = [r.dtype for r in self.R]
+
+@pytest.mark.parametrize("dt", [np.float32, np.float16])
+def test_fma_widened_operands(dt):
+  x, y, z = bits(dt), bits(dt)[::-1], np.roll(bits(dt), 7)
+  for p, q, r in ((x, y, z), (x[3], y, z), (x, y[5], z[9]), (x[1], y[2], z)):
+    want = np.add(np.multiply(p, q, dtype=np.float64), r, dtype=np.float64)
+    np.testing.assert_array_equal(np.asarray(_fma64(p, q, r)).view(np.uint64), np.asarray(want).view(np.uint64))
 
 TYPES = ["u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64", "f16", "f32", "f64"]
 @pytest.mark.parametrize("sty", TYPES)

@@ -50,6 +50,12 @@ def ftz(x):
 
 def sat01(x): return np.where(np.isnan(x), x.dtype.type(0), np.clip(x, 0, 1)).astype(x.dtype)
 
+def _fma64(p, q, r):
+  """p*q + r in float64, where a product of two floats or halves is exact (operands widened first: numpy's contiguous casts beat
+  casting inside the ufunc)"""
+  w = np.multiply(np.asarray(p, np.float64), np.asarray(q, np.float64))
+  return np.add(w, np.asarray(r, np.float64), out=w) if w.ndim else w + np.asarray(r, np.float64)
+
 def two_prod_fma(a, b, c):
   """f64 fma via error-free transformations: faithful (exact except in rare double-rounding cases)."""
   p = a * b
@@ -449,7 +455,7 @@ def _mad(ins, mods, types, a):
     elif ty == 'bf16':
       f = lambda p, q, r: f64_to_bf16(bf16_to_f32(p).astype(np.float64) * bf16_to_f32(q) + bf16_to_f32(r))
     else:
-      f = lambda p, q, r: round_to(np.add(np.multiply(p, q, dtype=np.float64), r, dtype=np.float64), NP[ty], rnd)
+      f = lambda p, q, r: round_to(_fma64(p, q, r), NP[ty], rnd)
     def g(st, s):
       p, q, r = rx(st, s), ry(st, s), rz(st, s)
       if fz: p, q, r = ftz(p), ftz(q), ftz(r)
