@@ -62,10 +62,11 @@ def _load_stored_programs(mod):
 POLL_S, _polls = 0.002, threading.local()
 def _signal_sleep_yields(mod):
   from orin_emu.kernel import kernel
-  def _sleep(self, *args, _sleep=mod.NVSignal._sleep, **kwargs):
+  sig = getattr(mod, "NVSignal", mod.HCQSignal)   # 0.12.0 before its fault report signals with HCQSignal itself
+  def _sleep(self, *args, _sleep=sig._sleep, **kwargs):
     if (wait:=getattr(kernel().gpu, "wait_released", None)) is not None: _polls.seen = wait(getattr(_polls, "seen", None), POLL_S)
     return _sleep(self, *args, **kwargs)
-  mod.NVSignal._sleep = _sleep
+  sig._sleep = _sleep
 
 def _graph_on_host(mod): mod.HCQGraph.__del__ = _on_host(mod.HCQGraph.__del__)
 
