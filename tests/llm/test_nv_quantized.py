@@ -37,15 +37,16 @@ def test_matvec_is_one_kernel(typ):
   assert GlobalCounters.kernel_count == 1
 
 def test_matvec_lanes_are_a_warp():
-  # on CUDA a row is a warp, 4 rows a workgroup, whose lanes' sums meet in shared memory; a lane reads a block's quants as 32-bit words
+  # on CUDA a row is a warp, 4 rows a workgroup, whose lanes' sums meet in shared memory in two rounds; a lane reads a block's quants as
+  # 32-bit words and makes a float of each quant in one byte permute
   out, v8, v16 = UOp.placeholder((256,), dtypes.float, 0), UOp.placeholder((512*210,), dtypes.uint8, 1), UOp.placeholder((512*105,), dtypes.uint16, 2)
   x = UOp.placeholder((512,), dtypes.float, 3)
   from tinygrad.codegen import to_program
   from tinygrad.renderer.cstyle import CUDARenderer
-  prg = to_program(nv._matvec_kernel(out, v8, v16, x, typ=nv.Q6_K, local=True, rows_wg=4, split=1, unroll=2), CUDARenderer(Target("CUDA", arch="sm_90")))
+  prg = to_program(nv._matvec_kernel(out, v8, v16, x, typ=nv.Q6_K, local=True, perm=True, rows_wg=4, split=1, unroll=2), CUDARenderer(Target("CUDA", arch="sm_90")))
   assert (prg.arg.global_size, prg.arg.local_size) == ((64, 1, 1), (32, 4, 1))
   src = prg.src[2].arg
-  assert "__syncthreads()" in src and "__shared__" in src
+  assert src.count("__syncthreads()") == 2 and "__shared__" in src and src.count("__byte_perm(") == 2*8
   # a lane a block: its ql and qh words as two half words each and d; bytes only for its 2 scales; x as float4
   assert (src.count("(*(data1_"), src.count("(*(data2_"), src.count("(float4*)((data3_")) == (2*2, 5*2, 2*2)
 
@@ -63,7 +64,7 @@ def test_decode_reads_the_blocks(tiny_gguf, monkeypatch):
   monkeypatch.setattr(nv, "nv_custom_kernels_supported", lambda d: True)
   m, _ = Transformer.from_gguf(tiny_gguf, max_context=16)
   calls, matvec = [], nv.matvec
-  monkeypatch.setattr(nv, "matvec", lambda raw, typ, x, rows: calls.append(typ) or matvec(raw, typ, x, rows))
+  monkeypatch.setattr(nv, "matvec", lambda raw, typ, x, rows, **kw: calls.append(typ) or matvec(raw, typ, x, rows, **kw))
   assert [t for t,_ in zip(m.generate([0, 5, 9]), range(2))] == want
   # the Q6_K projections, q and k with their rows moved for RoPE as at load, and the Q8_0 head
   assert set(calls) == {nv.Q8_0, nv.Q6_K}

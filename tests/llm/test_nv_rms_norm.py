@@ -25,3 +25,14 @@ def test_prompts_keep_nn_rmsnorm(monkeypatch):
   assert not called
   norm(Tensor.ones(1, 1, 64, device="PYTHON"))
   assert len(called) == 1
+
+def test_a_residual_is_added_in_the_kernel():
+  # the block's h = x + attention feeds ffn_norm: the sum of two buffers is made in the norm's one kernel, not a kernel before it
+  rng = np.random.default_rng(0)
+  a, b = (Tensor(rng.standard_normal((1, 1, 256)).astype(np.float32), device="PYTHON").realize() for _ in range(2))
+  w = Tensor(rng.standard_normal(256).astype(np.float32), device="PYTHON").realize()
+  want = (a.numpy() + b.numpy()) / np.sqrt(((a.numpy() + b.numpy()) ** 2).mean() + 1e-5) * w.numpy()
+  GlobalCounters.reset()
+  got = nv.rms_norm(a + b, w, 1e-5).numpy()
+  assert GlobalCounters.kernel_count == 1
+  np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -9,17 +9,30 @@ from llm_helpers import random_blocks
 from tinygrad.llm.kernels import nv
 
 @pytest.mark.parametrize("typ", [nv.Q4_0, nv.Q4_1, nv.Q5_0, nv.Q8_0, nv.Q3_K, nv.Q4_K, nv.Q6_K])
-@pytest.mark.parametrize("split,rows_wg,unroll", [(1, 4, 2), (2, 2, 2), (4, 1, 1)])
-def test_matvec(dev, typ, split, rows_wg, unroll):
-  # 8 rows of 4 blocks: lanes past a row's last block (32-weight types) and positions shared by split warps
+@pytest.mark.parametrize("split,rows_wg,unroll,rows_th", [(1, 4, 2, 1), (2, 2, 2, 1), (4, 1, 1, 1), (1, 2, 8, 2)])
+def test_matvec(dev, typ, split, rows_wg, unroll, rows_th):
+  # 8 rows of 4 blocks: lanes past a row's last block (32-weight types), positions shared by split warps, rows sharing a thread
   rng, (bs, _, _) = np.random.default_rng(typ), nv.QUANTS[typ]
   raw, rows = random_blocks(rng, 32, typ), 8
   w = gguf.quants.dequantize(raw, gguf.GGMLQuantizationType(typ)).reshape(rows, -1).astype(np.float64)
   x = rng.standard_normal(w.shape[1]).astype(np.float32)
-  fxn = functools.partial(nv._matvec_kernel, typ=typ, local=True, rows_wg=rows_wg, split=split, unroll=unroll)
+  fxn = functools.partial(nv._matvec_kernel, typ=typ, local=True, perm=True, rows_wg=rows_wg, split=split, unroll=unroll,
+                          rows_th=rows_th)
   got = Tensor.empty(rows, device="NV").custom_kernel(*nv._block_views(Tensor(raw.reshape(-1), device="NV"), typ), Tensor(x, device="NV"),
                                                         fxn=fxn)[0].numpy()
   np.testing.assert_allclose(got, w @ x, rtol=1e-5, atol=1e-5 * np.abs(w @ x).max())
+
+@pytest.mark.parametrize("typ", [nv.Q4_1, nv.Q6_K])
+def test_glu(dev, typ):
+  # silu(gate x) * (up x): a thread takes a row of each, the SiLU between them in the same kernel
+  rng, (bs, _, _) = np.random.default_rng(typ), nv.QUANTS[typ]
+  raws = [random_blocks(rng, 32, typ) for _ in range(2)]
+  g, u = (gguf.quants.dequantize(r, gguf.GGMLQuantizationType(typ)).reshape(8, -1).astype(np.float64) for r in raws)
+  x = rng.standard_normal(g.shape[1]).astype(np.float32)
+  got = nv.matvec(*(Tensor(r.reshape(-1), device="NV") for r in raws[:1]), typ, Tensor(x, device="NV"), 8,
+                  up=Tensor(raws[1].reshape(-1), device="NV")).numpy()
+  want = (g @ x) / (1 + np.exp(-(g @ x))) * (u @ x)
+  np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
 def test_argmax_takes_the_first_largest(dev):
   x = np.random.default_rng(0).standard_normal((1, 49152)).astype(np.float32)
@@ -55,4 +68,4 @@ def test_smollm2_decodes_paris_through_the_kernels(dev):
   m, _ = Transformer.from_gguf(smollm2_gguf(), max_context=16)
   toks = [t for t, _ in zip(m.generate([504, 3575, 282, 4649, 314]), range(3))]   # "The capital of France is"
   assert toks == [7042, 30, 198]   # " Paris" "." "\n"
-  assert all(b.attn_q.blocks[1] == b.ffn_down.blocks[1] == nv.Q4_1 for b in m.blk) and m.output.blocks[1] == nv.Q8_0
+  assert all(b.attn_q.blocks[1] == b.ffn_down.blocks[1] == b.ffn_gate.blocks[1] == nv.Q4_1 for b in m.blk) and m.output.blocks[1] == nv.Q8_0
