@@ -95,7 +95,7 @@ in
       type = types.package;
       default = pkgs.tinygrad-llm;
       defaultText = lib.literalExpression "pkgs.tinygrad-llm";
-      description = "The tinygrad-llm program (this flake's overlay: tinygrad.llm's CLI with --host) the service runs.";
+      description = "The tinygrad-llm program (this flake's overlay: tinygrad.llm's CLI, DEV=NV unless set) the service runs.";
     };
     model = mkOption {
       type = types.path;

@@ -55,7 +55,8 @@ SUITES = [
   # suites that put the process on the emulated Orin run apart: an Orin that appears mid-process becomes tinygrad's default
   # device for every later test there (and DEV=NV is exported to children)
   Suite("ours (v0.12.0)", [*OURS_V012, "-n", WORKERS]),
-  Suite("ours (master)", [*OURS_MASTER, "-n", WORKERS], env=ON_MASTER),
+  # loadgroup: a module that marks its tests xdist_group (tests/llm/test_serve.py: one server) runs them on one worker
+  Suite("ours (master)", [*OURS_MASTER, "-n", WORKERS, "--dist", "loadgroup"], env=ON_MASTER),
   Suite("upstream llm (DEV=CPU)", [*UPSTREAM_LLM, "-n", WORKERS], cwd=MASTER, env={"DEV": "CPU", **ON_MASTER}, upstream=True),
   # the runtime fixes for every HCQ backend, on upstream's mock NV GPU (test/mockgpu) as upstream's CI runs test_hcq
   Suite("runtime (DEV=MOCK+NV:PTX)", ["tests/runtime", "-n", WORKERS], env={"DEV": "MOCK+NV:PTX", **ON_MASTER}),

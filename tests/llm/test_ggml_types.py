@@ -31,3 +31,12 @@ def test_gguf_load_reads_the_type(tmp_path, qtype):
   w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
   _, sd = gguf_load(path)
   np.testing.assert_array_equal(sd["w"].numpy(), gguf.quants.dequantize(blocks, qtype))
+
+@pytest.mark.parametrize("qtype", [T.F32, T.F16], ids=lambda t: t.name)
+def test_native_like_gguf_py(qtype):
+  raw = np.random.default_rng(0).uniform(-2, 2, 64).astype(np.float16 if qtype == T.F16 else np.float32).view(np.uint8)
+  np.testing.assert_array_equal(ggml_data_to_tensor(Tensor(raw), 64, qtype).numpy(), gguf.quants.dequantize(raw, qtype).reshape(-1))
+
+def test_type_names_are_gguf_pys():
+  from tinygrad.llm.gguf import GGML_TYPE_NAMES
+  assert {t.value: t.name for t in T} == {k: v for k, v in GGML_TYPE_NAMES.items() if k in T._value2member_map_}

@@ -1,0 +1,24 @@
+# tinygrad/llm/model.py: Transformer.generate() and from_gguf() refuse what they cannot answer, and generators on one model keep to their own tokens
+import pytest
+from tinygrad.llm.model import Transformer
+
+@pytest.fixture(scope="module")
+def model(tiny_gguf) -> Transformer: return Transformer.from_gguf(tiny_gguf, max_context=16)[0]   # vocabulary 320, context length 64
+
+@pytest.mark.parametrize("max_context, msg", [(0, "max_context 0 is outside 1..64"), (-5, "max_context -5 is outside 1..64"),
+                                              (65, "max_context 65 is outside 1..64")])
+def test_from_gguf_max_context(tiny_gguf, max_context, msg):
+  with pytest.raises(ValueError, match=msg): Transformer.from_gguf(tiny_gguf, max_context=max_context)
+
+@pytest.mark.parametrize("tokens, msg", [([], "the prompt is empty"), ([5]*16, "the prompt has 16 tokens, max_context 16 leaves no room"),
+                                         ([5, 320], "token id 320 is outside the vocabulary 0..319"), ([-1, 5], "token id -1 is outside")])
+def test_generate_refuses(model, tokens, msg):
+  with pytest.raises(ValueError, match=msg): model.generate(tokens)
+
+def test_prompt_one_below_max_context_gives_a_token(model):
+  assert len(list(model.generate([5]*15))) == 1
+
+def test_interleaved_generators(model):
+  alone = [[t for t, _ in zip(model.generate(list(p)), range(5))] for p in ([0, 5, 9], [0, 7, 3, 2])]
+  a, b = model.generate([0, 5, 9]), model.generate([0, 7, 3, 2])
+  assert [(next(a), next(b)) for _ in range(5)] == list(zip(*alone))
