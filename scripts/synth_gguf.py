@@ -63,6 +63,15 @@ def random_q6_k(rng:np.random.Generator, rows:int, cols:int) -> np.ndarray:
   blocks[:, 208:210] = d.astype(np.float16).view(np.uint8).reshape(-1, 2)
   return blocks.reshape(rows, -1)
 
+def random_q4_k(rng:np.random.Generator, rows:int, cols:int) -> np.ndarray:
+  """Q4_K blocks as a (rows, cols/256*144) uint8 array: random 4-bit quants and 6-bit scales and mins, small positive d and dmin."""
+  blocks = rng.integers(0, 256, (rows * cols // 256, 144), dtype=np.uint8)
+  # q*sc has rms ~4.6*32 against the min's ~16*32: d ~WEIGHT_STD/147, dmin half of it
+  d = rng.uniform(0.8, 1.2, len(blocks)) * WEIGHT_STD / (4.6 * 32)
+  blocks[:, 0:2] = d.astype(np.float16).view(np.uint8).reshape(-1, 2)
+  blocks[:, 2:4] = (d * 0.5).astype(np.float16).view(np.uint8).reshape(-1, 2)
+  return blocks.reshape(rows, -1)
+
 def tensor_shapes(p:dict) -> dict[str, tuple[int, ...]]:
   """name -> numpy shape (rows, cols) of each tensor, in the published file's order."""
   head_dim, vocab = p["dim"] // p["n_heads"], p["n_normal"] + p["n_special"]
@@ -76,11 +85,10 @@ def tensor_shapes(p:dict) -> dict[str, tuple[int, ...]]:
   return shapes | {"output_norm.weight": (p["dim"],)}  # no output.weight: LLaMA 3.2 ties it to token_embd
 
 def write_llama_gguf(path:str|pathlib.Path, preset:str="tiny", quant:str="q6_k", seed:int=0) -> pathlib.Path:
-  if quant != "q6_k": raise ValueError(f"only q6_k weights are generated, not {quant!r}")
   p, rng, path = PRESETS[preset], np.random.default_rng(seed), pathlib.Path(path)
   head_dim, vocab = p["dim"] // p["n_heads"], p["n_normal"] + p["n_special"]
   w = gguf.GGUFWriter(path, "llama")
-  w.add_name(p["name"]); w.add_file_type(gguf.LlamaFileType.MOSTLY_Q6_K); w.add_quantization_version(gguf.GGML_QUANT_VERSION)
+  w.add_name(p["name"]); w.add_file_type(gguf.LlamaFileType.MOSTLY_Q4_K_M if quant == "q4_k_m" else gguf.LlamaFileType.MOSTLY_Q6_K); w.add_quantization_version(gguf.GGML_QUANT_VERSION)
   w.add_block_count(p["n_layers"]); w.add_context_length(p["context"]); w.add_embedding_length(p["dim"])
   w.add_feed_forward_length(p["ffn"]); w.add_head_count(p["n_heads"]); w.add_head_count_kv(p["n_kv_heads"])
   w.add_rope_freq_base(ROPE_THETA); w.add_layer_norm_rms_eps(RMS_EPS); w.add_key_length(head_dim); w.add_value_length(head_dim)
@@ -94,6 +102,9 @@ def write_llama_gguf(path:str|pathlib.Path, preset:str="tiny", quant:str="q6_k",
   for name, shape in tensor_shapes(p).items():
     if name == "rope_freqs.weight": w.add_tensor(name, llama3_rope_freqs(head_dim))
     elif len(shape) == 1: w.add_tensor(name, np.ones(shape, np.float32))
+    # q4_k_m as llama.cpp's quantize makes it for a 1B: attn_v, ffn_down and the token embedding stay Q6_K
+    elif quant == "q4_k_m" and not any(k in name for k in ("attn_v", "ffn_down", "token_embd")):
+      w.add_tensor(name, random_q4_k(rng, *shape), raw_dtype=gguf.GGMLQuantizationType.Q4_K)
     else: w.add_tensor(name, random_q6_k(rng, *shape), raw_dtype=gguf.GGMLQuantizationType.Q6_K)
   w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
   return path
@@ -101,7 +112,7 @@ def write_llama_gguf(path:str|pathlib.Path, preset:str="tiny", quant:str="q6_k",
 if __name__ == "__main__":
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("--preset", choices=list(PRESETS), default="tiny")
-  ap.add_argument("--quant", choices=["q6_k"], default="q6_k")
+  ap.add_argument("--quant", choices=["q6_k", "q4_k_m"], default="q6_k")
   ap.add_argument("--seed", type=int, default=0)
   ap.add_argument("--out", required=True)
   args = ap.parse_args()

@@ -29,6 +29,17 @@ def test_q6_k_weights_dequantise_like_gguf_py(tiny, loaded):
     np.testing.assert_allclose(ours, ref, rtol=1e-6, atol=1e-9)
     assert np.isfinite(ours).all() and abs(ours.mean()) < 0.1 * WEIGHT_STD and 0.5 * WEIGHT_STD < ours.std() < 2 * WEIGHT_STD
 
+def test_q4_k_m_is_q4_k_but_attn_v_ffn_down_and_the_embedding(tmp_path):
+  path = write_llama_gguf(tmp_path / "q4km.gguf", "tiny", "q4_k_m", seed=1)
+  reader = gguf.GGUFReader(path)
+  types = {t.name: t.tensor_type for t in reader.tensors if len(t.shape) == 2}
+  assert {n for n, t in types.items() if t == gguf.GGMLQuantizationType.Q6_K} == {n for n in types if any(k in n for k in ("attn_v", "ffn_down", "token_embd"))}
+  assert {t for n, t in types.items() if "attn_q" in n} == {gguf.GGMLQuantizationType.Q4_K}
+  _, sd = nn.state.gguf_load(Tensor(path).to("CPU"))
+  for t in reader.tensors:
+    if t.tensor_type == gguf.GGMLQuantizationType.Q4_K:
+      np.testing.assert_allclose(sd[t.name].numpy(), gguf.quants.dequantize(t.data, t.tensor_type), rtol=1e-6, atol=1e-9)
+
 def test_norms_are_f32_ones(loaded):
   _, sd = loaded
   assert all((v.numpy() == 1).all() for k,v in sd.items() if k.endswith("norm.weight"))
