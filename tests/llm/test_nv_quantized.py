@@ -50,6 +50,17 @@ def test_matvec_lanes_are_a_warp():
   # a lane a block: its ql and qh words as two half words each and d; bytes only for its 2 scales; x as float4
   assert (src.count("(*(data1_"), src.count("(*(data2_"), src.count("(float4*)((data3_")) == (2*2, 5*2, 2*2)
 
+def test_many_rows_share_a_thread(monkeypatch):
+  # from 2048 rows (a 1B's q and o) two rows a thread share their x loads and sums of x
+  seen, real = {}, nv._matvec_kernel
+  def spy(out, *args, **kw):
+    seen[out.shape[0]] = kw["rows_th"]
+    return real(out, *args, **kw)
+  monkeypatch.setattr(nv, "_matvec_kernel", spy)
+  monkeypatch.setattr(nv, "has_local", lambda device: True)
+  for rows in (1024, 2048): nv.matvec(Tensor.empty(rows * 8 * 210, dtype=dtypes.uint8), nv.Q6_K, Tensor.empty(2048), rows)
+  assert seen == {1024: 1, 2048: 2}
+
 def test_only_nv_and_cuda():
   assert not any(nv.nv_custom_kernels_supported(d) for d in ("CPU", "NULL", "AMD", ("CPU", "CPU:1"), None))
 
