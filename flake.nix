@@ -42,7 +42,7 @@
         ps.gguf
       ]);
       suites = ''
-        python -m pytest tests/orin_emu                                          # the emulated Orin: no GPU needed
+        python -m pytest orin_emu/tests                                          # the emulated Orin: no GPU needed
         DEV=NV python -m pytest tests/tegra tests/tegra_conformance tests/llm    # our suites on this Jetson's GPU
         (cd tinygrad && DEV=NV python -m pytest test/backend/test_ops.py)        # upstream test_ops on the GPU (submodule)
         (cd tinygrad && DEV=NV:PTX python -m pytest test/backend/test_ops.py)    # the same through the PTX renderer
@@ -99,9 +99,10 @@
         devShell = self.devShells.${system}.default;
         # the packaged tinygrad driving the emulated Orin (the suites needing the network or pip wheels stay outside)
         tests = pkgs.runCommand "tinygrad-orin-tests" { nativeBuildInputs = [ devPython pkgs.clang ]; } ''
+          cp -r ${./orin_emu} orin_emu
           cp -r ${./tests} tests
-          chmod -R u+w tests
-          HOME=$TMPDIR python -m pytest -p no:cacheprovider -q tests/orin_emu
+          chmod -R u+w orin_emu tests
+          HOME=$TMPDIR python -m pytest -p no:cacheprovider -q orin_emu/tests
           touch $out
         '';
       };

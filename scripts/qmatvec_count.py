@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Instructions per weight of the quantized decode matvecs of LLaMA-3.2-1B (Q4_K/Q6_K weights as GPUs load them), counted on the CPU: no GPU needed.
 
-  PYTHONPATH=build/tinygrad:tests python3 scripts/qmatvec_count.py [--types q6_k,q4_k] [--sms 16] [--mv 4,64,1] [--no-emu] [--json out.json]
+  PYTHONPATH=build/tinygrad:. python3 scripts/qmatvec_count.py [--types q6_k,q4_k] [--sms 16] [--mv 4,64,1] [--no-emu] [--json out.json]
 
 One decode step (T=1, start_pos 30) of a one-layer LLaMA-3.2-1B-shaped model (+ the tied lm_head) is scheduled on the NULL device with
 every projection a QuantLinear; each kernel that reads a projection's blocks (the RMSNorm, residual and SiLU fused into it as decode
@@ -9,7 +9,7 @@ has them) is lowered for sm_87 with both renderers:
 - cuda_c: NVRenderer -> NVRTC. ptx: PTXRenderer -> nvJitLink. PTX lines of the loop that loads the blocks, per weight (static).
 - SASS of the same loop from the cubin (static), by kind, where nvdisasm is found ($NVDISASM or PATH; the nvidia-cuda-nvdisasm wheel
   has one): all instructions, global/shared loads (LD), I2F/F2I/F2F conversions (CVT: 16/clk/SM on sm_86/87, 1/8 of FP32 rate).
-- emu: the kernel run on the emulated Orin's PTX interpreter (tests/orin_emu/ptx) over its first workgroups: executed PTX
+- emu: the kernel run on the emulated Orin's PTX interpreter (orin_emu/ptx) over its first workgroups: executed PTX
   instructions per weight, prologue and cross-thread reduce included (thread_instructions / weights the workgroups cover).
 "loop/w" = loop instructions / weights a thread covers per iteration. The Orin figures at the end are estimates, not measurements:
   ALU ms/token = SASS instr/weight x weights / (16 SMs x 128 lanes x 1.3 GHz), CVT ms = cvt/weight x weights / (16 x 16 x 1.3 GHz),
@@ -117,7 +117,7 @@ def main():
   ap.add_argument("--json")
   args = ap.parse_args()
   for k, v in zip(("MV_BLOCKSIZE", "MV_THREADS_PER_ROW", "MV_ROWS_PER_THREAD"), args.mv.split(",") if args.mv else ()): os.environ[k] = v
-  sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+  sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
   from orin_emu.ptx.testing import compilers
   from tinygrad.codegen import get_program
   from tinygrad.nn.state import GGML_BLOCKS

@@ -60,7 +60,7 @@ SUITES = [
   Suite("upstream llm (DEV=CPU)", [*UPSTREAM_LLM, "-n", WORKERS], cwd=MASTER, env={"DEV": "CPU", **ON_MASTER}, upstream=True),
   # the runtime fixes for every HCQ backend, on upstream's mock NV GPU (test/mockgpu) as upstream's CI runs test_hcq
   Suite("runtime (DEV=MOCK+NV:PTX)", ["tests/runtime", "-n", WORKERS], env={"DEV": "MOCK+NV:PTX", **ON_MASTER}),
-  Suite("emulated Orin rooms", ["tests/orin_emu", "-n", WORKERS], env={**SLOW_WAITS, **ON_MASTER}),
+  Suite("emulated Orin rooms", ["orin_emu/tests", "-n", WORKERS], env={**SLOW_WAITS, **ON_MASTER}),
   # the Tegra suites run unchanged on a Jetson; here with the switch on from interpreter start, as a user would run them
   Suite("tegra conformance (emulated Orin)", ["tests/tegra_conformance", "-n", WORKERS], env={"ORIN_EMU": "1", **SLOW_WAITS, **ON_MASTER}),
   Suite("tegra (DEV=NV, emulated Orin)", ["tests/tegra", "-n", WORKERS, *HANG], env=EMU_MASTER),

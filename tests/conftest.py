@@ -1,3 +1,4 @@
-# tests/ is the import root of our test helpers (orin_emu, ...), whichever subfolder a test lives in
+# tests/ (our test helpers) and the clone (orin_emu) are import roots, whichever subfolder a test lives in
 import sys, pathlib
-if (tests:=str(pathlib.Path(__file__).resolve().parent)) not in sys.path: sys.path.insert(0, tests)
+for p in (str(pathlib.Path(__file__).resolve().parent), str(pathlib.Path(__file__).resolve().parents[1])):
+  if p not in sys.path: sys.path.insert(0, p)

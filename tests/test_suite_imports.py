@@ -15,12 +15,13 @@ def run_in_importlib_mode(rootdir:Path, *args:str, master:bool=False) -> subproc
                          *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 # a suite and a few of its tests that use its helpers at run time (conftest fixtures import some lazily)
-RUNS = {"tegra": "test_uapi or test_explicit_iface_choice", "tegra_conformance": "test_characteristics_are_ga10b or test_ctrl_dispatcher",
-        "decode": "test_gguf_load_keeps_raw_blocks", "orin_emu": "test_faults_from_the_environment", "llm": "test_tokenizer_presets"}
-ON_MASTER = {"tegra", "tegra_conformance", "orin_emu", "llm"}
+RUNS = {"tests/tegra": "test_uapi or test_explicit_iface_choice",
+        "tests/tegra_conformance": "test_characteristics_are_ga10b or test_ctrl_dispatcher", "tests/decode": "test_gguf_load_keeps_raw_blocks",
+        "orin_emu/tests": "test_faults_from_the_environment", "tests/llm": "test_tokenizer_presets"}
+ON_MASTER = {"tests/tegra", "tests/tegra_conformance", "orin_emu/tests", "tests/llm"}
 
 @pytest.mark.parametrize("suite", sorted(RUNS))
 @pytest.mark.parametrize("where", ["clone", "suite"])
 def test_suite_imports_in_importlib_mode(suite, where):
-  r = run_in_importlib_mode(ROOT if where == "clone" else ROOT/"tests"/suite, f"tests/{suite}", "-k", RUNS[suite], master=suite in ON_MASTER)
+  r = run_in_importlib_mode(ROOT if where == "clone" else ROOT/suite, suite, "-k", RUNS[suite], master=suite in ON_MASTER)
   assert r.returncode == 0 and " passed" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]

@@ -3,10 +3,10 @@ import pytest
 from tinygrad import Tensor
 from tinygrad.apps.llm import Transformer
 
-# the suite's helpers (decode_helpers), scripts/ (synth_gguf, qmatvec_count) and the emulated Orin (tests/orin_emu: EMU) import by name in
+# the suite's helpers (decode_helpers), scripts/ (synth_gguf, qmatvec_count) and the emulated Orin (orin_emu: EMU) import by name in
 # any import mode, whatever the rootdir
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parents[1] / "scripts"), str(HERE.parent)]
+sys.path[:0] = [str(HERE), str(HERE.parents[1] / "scripts"), str(HERE.parent), str(HERE.parents[1])]
 from synth_gguf import write_llama_gguf  # noqa: E402
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,7 @@ print(json.dumps({"logits": decode_logits(m, [768, 300, 301], 5, stale=list(rang
 
 def run(dev:str, gguf:pathlib.Path) -> dict:
   # the tinygrad this test imported, also where PYTHONPATH holds relative paths (the child runs in HERE)
-  env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent), str(pathlib.Path(tinygrad.__file__).parents[1])]),
+  env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parents[1]), str(pathlib.Path(tinygrad.__file__).parents[1])]),
          "MV_BLOCKSIZE": "4", "MV_THREADS_PER_ROW": "64", "MV_ROWS_PER_THREAD": "1"}
   r = subprocess.run([sys.executable, "-c", CODE, dev, str(gguf)], capture_output=True, text=True, env=env, cwd=HERE)
   assert r.returncode == 0, r.stderr[-3000:]

@@ -10,8 +10,8 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 SOURCE = pathlib.Path(os.environ.get("TINYGRAD_ORIN_NIX_TREE", HERE.parents[1]))
-# what the flake reads from the repo (tests/ for the checks' src)
-FLAKE_PARTS = ("flake.nix", "flake.lock", "overlays", "nixos", "patches", "tests")
+# what the flake reads from the repo (orin_emu/ and tests/ for the checks' src)
+FLAKE_PARTS = ("flake.nix", "flake.lock", "overlays", "nixos", "patches", "orin_emu", "tests")
 NIX_CONFIG = "experimental-features = nix-command flakes\nsubstituters =\nbuild-users-group =\n"
 
 def copy_tree(src:pathlib.Path, dst:pathlib.Path) -> pathlib.Path:

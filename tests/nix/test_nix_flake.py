@@ -44,7 +44,7 @@ def test_dev_shell_has_the_suites_tools_and_cuda_paths(nix, tree):
   assert "12.6" in shell["env"]["NVRTC_PATH"] and shell["env"]["CUDA_PATH"].endswith("-tinygrad-orin-cuda-root")
   hook = shell["shellHook"]
   assert 'if [ -f tinygrad/tinygrad/__init__.py ]; then\n  export PYTHONPATH="$PWD/tinygrad${PYTHONPATH:+:$PYTHONPATH}"' in hook
-  assert "git clone" not in hook and "python -m pytest tests/orin_emu" in hook
+  assert "git clone" not in hook and "python -m pytest orin_emu/tests" in hook
   # master picks devices with DEV= and asserts on NV=1 / CUDA=1
   assert all(f"DEV={d} python" in hook for d in ("NV", "NV:PTX", "CUDA")) and "NV=1" not in hook and "CUDA=1" not in hook
 
@@ -52,7 +52,7 @@ def test_checks_run_our_suites_on_the_package(nix, tree):
   checks = flake_eval(nix, tree, f"checks.{SYSTEM}", "c: { tinygrad = c.tinygrad.name; tests = c.tests.script; "
                       "inputs = map (p: p.name) c.tests.nativeBuildInputs; }")
   assert checks["tinygrad"] == "python3-tinygrad-0.13.0-unstable-2026-08-22" and checks["inputs"] == ["python3-env", "clang"]
-  assert "python -m pytest -p no:cacheprovider -q tests/orin_emu" in checks["tests"]
+  assert "python -m pytest -p no:cacheprovider -q orin_emu/tests" in checks["tests"]
   llm = flake_eval(nix, tree, f"checks.{SYSTEM}.llm", "c: c.script")
   assert llm.startswith("/nix/store/") and llm.endswith("-tinygrad-llm/bin/tinygrad-llm --help > $out")
 

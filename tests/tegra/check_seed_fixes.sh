@@ -14,7 +14,7 @@ check() {
 }
 run_tests() {
   local subj=$1; shift
-  echo "without '$subj': $(cd "$repo" && ORIN_EMU=${ORIN_EMU-1} DEV=${DEV-NV} PYTHONPATH="$scratch/t:$repo/tests" "$py" -m pytest -q -p no:cacheprovider "$@" 2>&1 | tail -1)"
+  echo "without '$subj': $(cd "$repo" && ORIN_EMU=${ORIN_EMU-1} DEV=${DEV-NV} PYTHONPATH="$scratch/t:$repo" "$py" -m pytest -q -p no:cacheprovider "$@" 2>&1 | tail -1)"
 }
 # A fix whose lines later patches rewrote no longer reverts as a commit: undo it in today's code with the sed edits given
 # (each must change tinygrad/runtime/ops_nv.py, or the file F names), then run its test the same way.

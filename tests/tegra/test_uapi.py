@@ -4,7 +4,7 @@ import ctypes, functools, json, keyword, pathlib, pytest
 from tinygrad.runtime.autogen import nvgpu
 
 # the repository's one copy of the reference facts, beside the emulated kernel generated from it: a clone on a Jetson has it too
-UAPI = json.loads((pathlib.Path(__file__).resolve().parents[1] / "orin_emu" / "kernel" / "tegra-uapi.json").read_text())
+UAPI = json.loads((pathlib.Path(__file__).resolve().parents[2] / "orin_emu" / "kernel" / "tegra-uapi.json").read_text())
 # macros the generator skips, ((__u32)~0U) and ((__u32)1 << 0): it does not translate C casts. TegraIface uses neither
 UNTRANSLATED = {"NVGPU_NO_TIMEOUT", "NVGPU_GPU_IOCTL_OPEN_TSG_FLAGS_SHARE"}
 

@@ -5,7 +5,7 @@ from orin_emu.kernel.uapi import structs as S, ioctls as I, consts as C
 
 CTRL, PAGE, WC, INNER_CACHEABLE, TAG = "/dev/nvgpu/igpu0/ctrl", 0x1000, 1, 2, 0x0900
 # TegraIface's address space: nvgpu maps its own buffers (rings, GR context) in the 4 GiB above the end, and those must stay below 2^40
-# (docs/tegra-address-space.md). The VAs first seen on an Orin (tests/orin_emu/OBSERVED.md) were placed in the seed's, ending at SEED_END.
+# (docs/tegra-address-space.md). The VAs first seen on an Orin (orin_emu/OBSERVED.md) were placed in the seed's, ending at SEED_END.
 USER_START, USER_END, SEED_END = 0x200000, 0xFF00000000, 0xFFFFE00000
 SM_PER_TPC = 2   # nvgpu include/nvgpu/hw/ga10b/hw_proj_ga10b.h proj_scal_litter_num_sm_per_tpc_v
 LOCAL_WINDOW, SHARED_WINDOW = 0xFD00000000, 0xFE00000000

@@ -1,5 +1,5 @@
 # AS ioctls: MAP_BUFFER_EX, UNMAP_BUFFER and VM areas, as L4T r36.4's os/linux/vm.c, common/mm/vm.c and vm_area.c implement them
-# (tests/orin_emu/AUDIT.md; the placement rules are in test_memory.py).
+# (orin_emu/AUDIT.md; the placement rules are in test_memory.py).
 import errno
 from tegra_conformance.tegra import PAGE, errno_of
 from orin_emu.kernel.uapi import structs as S, ioctls as I, consts as C

@@ -1,5 +1,5 @@
 # Channel ioctls, as L4T r36.4's os/linux/ioctl_channel.c, linux-channel.c, common/fifo/channel.c and common/gr/gr_setup.c implement
-# them (tests/orin_emu/AUDIT.md).
+# them (orin_emu/AUDIT.md).
 import ctypes, errno, os
 from tegra_conformance.tegra import PAGE, WC, errno_of
 from orin_emu.kernel.uapi import structs as S, ioctls as I

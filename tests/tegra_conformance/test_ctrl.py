@@ -1,4 +1,4 @@
-# ctrl ioctls and the nvgpu dispatchers' copy back, as L4T r36.4's os/linux/ioctl_ctrl.c implements them (tests/orin_emu/AUDIT.md).
+# ctrl ioctls and the nvgpu dispatchers' copy back, as L4T r36.4's os/linux/ioctl_ctrl.c implements them (orin_emu/AUDIT.md).
 import ctypes, errno, os
 from tegra_conformance.tegra import F, CTRL, errno_of, read_only_arg
 from orin_emu.kernel.uapi import structs as S, ioctls as I, consts as C

@@ -1,4 +1,4 @@
-# Error paths of the dispatchers and handlers: errno, and no output copied back on failure (tests/orin_emu/AUDIT.md has the sources).
+# Error paths of the dispatchers and handlers: errno, and no output copied back on failure (orin_emu/AUDIT.md has the sources).
 import errno, os
 from tegra_conformance.tegra import F, PAGE, WC, errno_of
 from orin_emu.kernel.uapi import IOC, structs as S, ioctls as I, consts as C

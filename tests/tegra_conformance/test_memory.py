@@ -1,5 +1,5 @@
 # nvmap buffers, dma-buf fds, CPU mappings and GPU VA placement (nvmap's ioctls, nvgpu's os/linux/vm.c and common/mm/vm.c; the VAs
-# first seen on an Orin are in tests/orin_emu/OBSERVED.md).
+# first seen on an Orin are in orin_emu/OBSERVED.md).
 import ctypes, mmap, os
 import tinygrad.runtime.support.hcq as hcq
 from tegra_conformance.tegra import PAGE, WC, LOCAL_WINDOW, SHARED_WINDOW, SEED_END, USER_END, errno_of, proc_fds

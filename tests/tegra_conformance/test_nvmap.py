@@ -1,5 +1,5 @@
 # nvmap ioctls and dma-buf mappings, as L4T r36.4's nvmap (drivers/video/tegra/nvmap in linux-nv-oot) implements them
-# (tests/orin_emu/AUDIT.md; FROM_VA is in test_from_va.py).
+# (orin_emu/AUDIT.md; FROM_VA is in test_from_va.py).
 import ctypes, errno, mmap, os
 import tinygrad.runtime.support.hcq as hcq
 from tegra_conformance.tegra import PAGE, WC, errno_of

@@ -1,5 +1,5 @@
 # TSG ioctls: subcontexts, channel binds and SM error states, as L4T r36.4's os/linux/ioctl_tsg.c and common/fifo/tsg.c implement
-# them (tests/orin_emu/AUDIT.md).
+# them (orin_emu/AUDIT.md).
 import ctypes, errno
 from tegra_conformance.tegra import PAGE, WC, errno_of
 from orin_emu.kernel.uapi import structs as S, ioctls as I, consts as C

@@ -1,4 +1,4 @@
-# Interpreter speed on real tinygrad kernels: python -m orin_emu.ptx.bench (from tests/). Prints instructions/s per workload.
+# Interpreter speed on real tinygrad kernels: python -m orin_emu.ptx.bench (from the clone). Prints instructions/s per workload.
 import numpy as np
 from tinygrad import Tensor, dtypes
 from orin_emu.ptx.testing import Runner

@@ -70,13 +70,13 @@ def test_kernel_without_parameters_runs():
 
 def test_program_compiled_in_another_process(tmp_path, monkeypatch):
   # BEAM compiles candidates in worker processes that never open a device: their PTX reaches the process that loads the cubin
-  tests = str(pathlib.Path(__file__).resolve().parents[1])
+  root = str(pathlib.Path(__file__).resolve().parents[2])
   src = 'extern "C" __global__ void kx(int* out) { out[threadIdx.x] = threadIdx.x * %d; }' % (os.getpid() * 7 + 3)   # new to this process
   code = ("import sys\nfrom tinygrad.runtime.support.compiler_cuda import NVRTCCompiler\n"
           "sys.stdout.buffer.write(NVRTCCompiler('sm_87', ptx=False).compile(sys.argv[1]))")
   monkeypatch.setattr(registry, "STORE", tmp_path)
   r = subprocess.run([sys.executable, "-c", code, src], capture_output=True, timeout=120, env={**os.environ, "ORIN_EMU": "1",
-                     "ORIN_EMU_PTX_DIR": str(tmp_path), "PYTHONPATH": os.pathsep.join([tests, *filter(None, [os.environ.get("PYTHONPATH")])])})
+                     "ORIN_EMU_PTX_DIR": str(tmp_path), "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])})
   assert r.returncode == 0, r.stderr.decode()[-3000:]
   ld, out = Loaded(mem:=DictMemory(), cubin:=r.stdout, "kx"), np.zeros(32, np.int32)
   with pytest.raises(registry.UnknownProgram): registry.lookup(ld.image(), ld.prog_va)
@@ -344,9 +344,9 @@ def test_shared_access_out_of_range():
 def test_support_finds_nvrtc_as_users_do():
   # NVRTC and nvJitLink come from the environment, as for users (the venv's .pth from scripts/setup, the Nix package or shell),
   # so the test support must not reach for the pip wheels itself: under Nix there are none
-  tests = str(pathlib.Path(__file__).resolve().parents[1])
+  root = str(pathlib.Path(__file__).resolve().parents[2])
   code = ("import sys; sys.modules['nvidia'] = None\nimport orin_emu.ptx.testing, orin_emu.ptx.device\n"
           "from orin_emu.ptx.testing import compilers\nassert compilers()['nv'][1].compile('extern \"C\" __global__ void k() {}')")
   r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                     env={**os.environ, "PYTHONPATH": os.pathsep.join([tests, *filter(None, [os.environ.get("PYTHONPATH")])])})
+                     env={**os.environ, "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])})
   assert r.returncode == 0, r.stderr[-3000:]

@@ -5,7 +5,7 @@ from tegra_conformance.tegra import F, CTRL, PAGE, errno_of
 from orin_emu.faults import MMUFault, SMException
 from orin_emu.kernel.uapi import structs as S, ioctls as I, consts as C
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 def test_nth_alloc_fails_with_enomem(k, orin):
   k.faults.alloc(nth=3)
@@ -63,7 +63,7 @@ def test_faults_from_the_environment_reach_a_subprocess(tmp_path):
   code = ("import orin_emu.hook, errno; from tegra_conformance.tegra import Orin, errno_of; o = Orin(); h = o.create(4096); "
           "print(errno_of(lambda: o.alloc(h)), errno_of(lambda: o.alloc_as()))")
   env = {**os.environ, "ORIN_EMU_FAULTS": "alloc:1,ioctl:NVGPU_GPU_IOCTL_ALLOC_AS:EPERM", "ORIN_EMU_KMSG": str(tmp_path/"kmsg"),
-         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+         "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT/"tests"), os.environ.get("PYTHONPATH", "")])}
   out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
   assert out.stdout.split() == [str(errno.ENOMEM), str(errno.EPERM)], out.stderr
 

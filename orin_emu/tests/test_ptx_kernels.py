@@ -133,7 +133,7 @@ def test_fp16_llm_block_with_kv_cache_and_jit():
   code = "import sys, orin_emu.ptx.device; from test_ptx_kernels import _tiny_llm_tokens; print(_tiny_llm_tokens(sys.argv[1]))"
   # one process per device: llm.model caches its rope table on the device of first use
   def tokens(dev):
-    path = os.pathsep.join([str(here.parent), *filter(None, [os.environ.get("PYTHONPATH")])])
+    path = os.pathsep.join([str(here.parents[1]), *filter(None, [os.environ.get("PYTHONPATH")])])
     r = subprocess.run([sys.executable, "-c", code, dev], capture_output=True, text=True, cwd=here, env={**os.environ, "DEV": dev, "PYTHONPATH": path})
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout.strip().splitlines()[-1]

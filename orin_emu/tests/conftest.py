@@ -1,6 +1,8 @@
 import os, pathlib, sys, pytest
-# tests/ is the import root (the conformance suite's raw helper, tegra_conformance.tegra, is shared), whatever the rootdir and import mode
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# the clone (orin_emu) and tests/ (the conformance suite's raw helper, tegra_conformance.tegra, is shared) are import roots, whatever the
+# rootdir and import mode
+sys.path[:0] = [str(ROOT), str(ROOT/"tests")]
 from orin_emu.kernel import reset  # noqa: E402
 
 # The emulator's own tests route FileIOInterface to the emulated Orin for the whole process. On a Jetson that would put the

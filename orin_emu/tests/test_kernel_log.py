@@ -26,7 +26,7 @@ def test_kmsg_write_adds_a_user_record(k):
   assert new() == [(6, "test marker")]
 
 def test_gr_context_init_warns_once_per_tsg_when_the_rtv_buffer_lands_past_2_40(k, orin):
-  # the seed's address space put the RTV buffer at 2^40 (tests/orin_emu/test_kernel_vma.py); TegraIface's keeps it below
+  # the seed's address space put the RTV buffer at 2^40 (orin_emu/tests/test_kernel_vma.py); TegraIface's keeps it below
   new = kernel_log()
   orin.bring_up(end=SEED_END)
   lines = [t for _, t in new()]
@@ -37,7 +37,7 @@ def test_gr_context_init_warns_once_per_tsg_when_the_rtv_buffer_lands_past_2_40(
 def test_children_log_to_the_same_kernel_log(k):
   new = kernel_log()
   code = "import orin_emu.kernel as K; K.kernel().klog.nvgpu('child', 1, 'ERR', 'from a child')"
-  env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(pathlib.Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
+  env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(pathlib.Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
   subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=60)
   assert (3, nvgpu_line("child", 1, "ERR", "from a child")) in new()
 
@@ -45,7 +45,7 @@ def test_a_killed_owners_log_is_removed_when_the_next_emulated_orin_boots():
   # the owner removes its log at exit; one killed (SIGKILL, a timeout) never does, so the next machine to boot removes it
   code = "import sys, orin_emu.kernel as K; print(K.kernel().klog.path, flush=True); sys.stdin.read()"
   env = {k: v for k, v in os.environ.items() if k != "ORIN_EMU_KMSG"}   # each child boots its own machine with its own log
-  env["PYTHONPATH"] = os.pathsep.join([str(pathlib.Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])
+  env["PYTHONPATH"] = os.pathsep.join([str(pathlib.Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])
   killed = subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
   stale = pathlib.Path(killed.stdout.readline().strip())
   killed.kill(); killed.wait()

@@ -1,5 +1,5 @@
 """The emulated Orin's kernel room: nvgpu + nvmap as L4T r36.4 answers them, one ga10b per process (README.md; each handler names the
-source function it mirrors, tests/orin_emu/AUDIT.md lists the rules).
+source function it mirrors, orin_emu/AUDIT.md lists the rules).
 
 How it is put together (for the GPU room, TegraIface and the log checker):
 - kernel() is the process-wide Orin; reset() boots a fresh one (tests). A forked child boots its own on first use; it keeps the fds of

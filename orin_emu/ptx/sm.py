@@ -4,7 +4,7 @@ from orin_emu.faults import MMUFault, SMException
 from orin_emu.ptx.parse import parse_module, Function, Module, PTXError, TYPE_SIZE
 from orin_emu.ptx.lower import lower, reader, nsel, Unsupported, UINT
 
-WINDOW_SIZE = 1 << 24      # shader window extent: 16 MiB, an assumption (tests/orin_emu/OBSERVED.md)
+WINDOW_SIZE = 1 << 24      # shader window extent: 16 MiB, an assumption (orin_emu/OBSERVED.md)
 BATCH_BYTES = 96 << 20     # register + local + shared bytes one batch of CTAs may hold
 STATS = {'instructions': 0, 'thread_instructions': 0}   # dispatched instructions and active-thread instructions
 OP, BRA, RET, BAR, CALL = range(5)

@@ -6,7 +6,7 @@ from orin_emu.ptx import sm
 from orin_emu.ptx.lower import prmt_const, _prmt, _shift, cvt_fn, cvt_value, _fma64, NP, FLOATS
 from orin_emu.ptx.parse import TYPE_SIZE
 from orin_emu.ptx.testing import DictMemory
-from orin_emu.test_ptx_launch import run, TID
+from orin_emu.tests.test_ptx_launch import run, TID
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 rng = np.random.default_rng(0)

@@ -3,7 +3,7 @@
 import os, pathlib, subprocess, sys, sysconfig
 import pytest
 
-TESTS = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PROBE = """
 import sys, os, ctypes
 print('tinygrad' in sys.modules)
@@ -19,7 +19,7 @@ GA10B = ["0x170", "0xb", "0xc7c0", "0xc76f", "0x807", "ga10b"]
 
 def run(code:str, **env) -> list[str]:
   e = {k: v for k, v in os.environ.items() if k not in ("ORIN_EMU", "ORIN_EMU_FAULTS", "HCQDEV_WAIT_TIMEOUT_MS")}
-  e.update(PYTHONPATH=os.pathsep.join([str(TESTS), e.get("PYTHONPATH", "")]), **env)
+  e.update(PYTHONPATH=os.pathsep.join([str(ROOT), e.get("PYTHONPATH", "")]), **env)
   out = subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True, timeout=120)
   assert out.returncode == 0, out.stderr
   return out.stdout.split()
