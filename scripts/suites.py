@@ -43,9 +43,9 @@ UPSTREAM_LLM = [*(f"test/unit/test_{n}.py" for n in ("gguf", "attention", "llm_m
 # our tests by base: the decode work and what serves it (benchmarks, GGUF, its codegen patches) still runs on v0.12.0's apps/llm;
 # the runtime, TegraIface, the toolchain, the LLM app with the main job, and the Nix package on master
 OURS_V012 = ["tests/bench", "tests/decode", "tests/gguf", "tests/test_readme.py", "tests/test_series.py", "tests/test_series_bisect.py",
-             "tests/test_suite_imports.py", "tests/test_suites.py",
+             "tests/test_setup.py", "tests/test_suite_imports.py", "tests/test_suites.py",
              *(f"tests/codegen/test_{n}.py" for n in ("byte_permute", "custom_kernel_reads", "custom_kernel_vars"))]
-OURS_MASTER = ["tests/llm", "tests/nix", "tests/test_autogen_nvgpu.py", "tests/upstream",
+OURS_MASTER = ["tests/llm", "tests/nix", "tests/test_autogen_nvgpu.py", "tests/test_requirements.py", "tests/upstream",
                *(f"tests/codegen/test_{n}.py" for n in ("beam_pool", "cuda_include_path", "matvec_heuristic", "ptx_float64", "ptx_narrow_floats",
                                                         "ptx_unordered", "toolchain_from_the_environment"))]
 
