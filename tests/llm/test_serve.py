@@ -1,8 +1,9 @@
 # tinygrad/llm/serve.py as a user runs it: `python -m tinygrad.llm --model SmolLM2.gguf --serve PORT` on the CPU, one server for
-# this module, answered by the official openai client and refusing bad requests with OpenAI's error body
+# this module, answered by the official openai client, refusing bad requests with OpenAI's error body, and its chat page in Chromium
 import http.client, json, os, re, socket, subprocess, sys, time
 import pytest
 from openai import OpenAI
+from chromium import Chromium
 
 QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
 PROMPT_TOKENS = 37   # QUESTION in SmolLM2's chat template, with its system prompt
@@ -109,3 +110,42 @@ def test_disconnect_before_reply(server, client):
     s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
   assert "Paris" in client.chat.completions.create(model="smollm2", messages=QUESTION, max_tokens=16).choices[0].message.content
   assert outs(log, start)[0] < 64
+
+def wait_for(page:Chromium, cond, ok_status=(200,)) -> str:
+  # polls the page's text until cond holds on it; an exception on the page or a request answered otherwise fails at once
+  deadline = time.monotonic() + 300
+  while not cond(text:=page.eval("document.body.innerText")):
+    for e in page.pending():
+      if e.get("method") == "Runtime.exceptionThrown":
+        raise AssertionError(f"the page threw {(d:=e['params']['exceptionDetails']).get('exception', {}).get('description', d['text'])}")
+      if e.get("method") == "Network.responseReceived" and e["params"]["type"] == "Fetch":   # the page's requests
+        assert (res:=e["params"]["response"])["status"] in ok_status, f"{res['url']} answered {res['status']}"
+    assert time.monotonic() < deadline, f"not there in 300 s, the page shows {text!r}"
+    time.sleep(0.1)
+  return text
+
+def test_chat_page(server, tmp_path):
+  # as a user in a browser: click the input, type the question, press Enter, read the reply as it streams in
+  with Chromium(tmp_path/"chromium") as page:
+    page.open(f"http://127.0.0.1:{server[0]}/?temperature=0")   # greedy: the reply the openai client gets
+    page.click("textarea")
+    page.type(question:=QUESTION[0]["content"])
+    page.enter()
+    def replied(text:str, want="The capital of France is Paris.") -> bool:
+      assert want.startswith(shown:=text.partition(question)[2].strip()), f"the page shows {shown!r}"
+      return shown == want
+    wait_for(page, replied)
+
+def test_chat_page_busy(server, tmp_path):
+  # a question sent while a reply streams gets the server's reason on the page, and the reply above it goes on streaming
+  with Chromium(tmp_path/"chromium") as page:
+    page.open(f"http://127.0.0.1:{server[0]}/?temperature=0")
+    page.click("textarea")
+    page.type(story:=STORY[0]["content"])
+    page.enter()
+    wait_for(page, lambda t: t.partition(story)[2].strip() != "")
+    page.type(question:=QUESTION[0]["content"])
+    page.enter()
+    busy = (200, 503)
+    text = wait_for(page, lambda t: "the model is answering another request" in t.partition(question)[2], busy)
+    wait_for(page, lambda t: len(t.partition(question)[0]) > len(text.partition(question)[0]), busy)
