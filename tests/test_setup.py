@@ -47,7 +47,7 @@ def setup(tmp:Path, pythons:dict, *args:str, uid=1000, apt=True, venv:str|None=N
   r = subprocess.run([str(bin_/"bash"), str(tmp/"scripts"/"setup"), *args], env=env, capture_output=True, text=True, timeout=60)
   return r, log.read_text().splitlines() if log.exists() else []
 
-PIP = "python -m pip install -q --disable-pip-version-check -r"
+PIP = "python -m pip install -qq --disable-pip-version-check -r"
 
 def test_running_gets_requirements_txt_and_clang(tmp_path):
   assert setup(tmp_path, {}, venv="3.11")[1] == [f"{PIP} requirements.txt"]
@@ -57,7 +57,7 @@ def test_running_gets_requirements_txt_and_clang(tmp_path):
 def test_the_suites_get_requirements_test_txt_and_their_debs(tmp_path):
   assert setup(tmp_path, {}, "--test", venv="3.11")[1] == [f"{PIP} requirements-test.txt"]
   r, _ = setup(tmp_path/"no-debs", {}, "--test", venv="3.11", debs=False)
-  assert r.stderr == "error: missing Debian packages: clang nix-bin linux-libc-dev (run: sudo apt-get install clang nix-bin linux-libc-dev)\n"
+  assert r.stderr == "error: missing Debian packages: clang nix-bin linux-libc-dev chromium (run: sudo apt-get install clang nix-bin linux-libc-dev chromium)\n"
 
 WHY = "upstream tinygrad needs Python >= 3.11 and python3 is Python 3.10"
 APT = "apt-get install -y -qq --no-install-recommends"
