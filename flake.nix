@@ -41,6 +41,20 @@
         ps.torch
         ps.gguf
       ]);
+      # the emulated Orin on an x86_64 machine: the same overlay, with NVRTC 12.6 for x86_64 (the CUDA renderer's compiler)
+      emuSystem = "x86_64-linux";
+      emuPkgs = import nixpkgs {
+        system = emuSystem;
+        overlays = [ self.overlays.default ];
+        config.allowUnfree = true;
+      };
+      emuPython = emuPkgs.python3.withPackages (ps: [
+        ps.tinygrad
+        ps.orin-emu
+        ps.numpy
+        ps.gguf
+        ps.jinja2
+      ]);
       suites = ''
         python -m pytest orin_emu/tests                                          # the emulated Orin: no GPU needed
         DEV=NV python -m pytest tests/tegra tests/tegra_conformance tests/llm    # our suites on this Jetson's GPU
@@ -82,6 +96,23 @@
         '';
       };
 
+      # nix develop on x86_64-linux: every process on the emulated Orin, HCQ waits long enough for its interpreted kernels
+      devShells.${emuSystem}.default = emuPkgs.mkShellNoCC {
+        packages = [
+          emuPython
+          emuPkgs.clang
+        ];
+        env = emuPkgs.python3Packages.tinygrad.runtimeEnv // {
+          ORIN_EMU = "1";
+          DEV = "NV";
+          HCQDEV_WAIT_TIMEOUT_MS = "240000";
+        };
+        shellHook = ''
+          echo "tinygrad: patched master a9069c17 on the emulated Orin (ORIN_EMU=1 DEV=NV; ORIN_EMU=0 DEV=CPU for the CPU)"
+          echo "python -m tinygrad.llm --model /path/to/model.gguf    # --serve 8000 for the OpenAI API"
+        '';
+      };
+
       nixosModules.default = ./nixos;
 
       nixosConfigurations.orin = nixpkgs.lib.nixosSystem {
@@ -106,6 +137,9 @@
           touch $out
         '';
       };
+
+      # `nix flake check` on x86_64-linux builds the emulated Orin's shell: tinygrad and orin-emu with their import checks
+      checks.${emuSystem}.devShell = self.devShells.${emuSystem}.default;
 
       formatter.${system} = pkgs.nixfmt-tree;
     };

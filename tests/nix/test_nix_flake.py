@@ -1,8 +1,9 @@
 """flake.nix: every output evaluates with the inputs replaced by the stubs in tests/nix/stubs (no network, no nixpkgs).
 The stub nixosSystem can't type-check NixOS options; the module's own behaviour is in test_nix_module."""
-import json, pathlib, shutil
+import json, os, pathlib, shutil, subprocess, sys
 
 SYSTEM = "aarch64-linux"
+EMU_SYSTEM = "x86_64-linux"   # a laptop trying the emulated Orin
 
 def show(nix, tree:pathlib.Path) -> dict: return json.loads(nix.flake(tree, "flake", "show", "--json", f"path:{tree}"))
 
@@ -18,6 +19,8 @@ def test_flake_exposes_every_output(nix, tree):
     "tinygrad": "python3-tinygrad-0.13.0-unstable-2026-08-22", "python": "python3-env", "llm": "tinygrad-llm", "default": "python3-env"}
   assert out["apps"][SYSTEM] == {"llm": {"type": "app"}}
   assert set(out["devShells"][SYSTEM]) == {"default"} and out["formatter"][SYSTEM]["type"] == "derivation"
+  assert set(out["devShells"][EMU_SYSTEM]) == {"default"} and set(out["checks"][EMU_SYSTEM]) == {"devShell"}
+  assert set(out["packages"]) == {SYSTEM}
   assert set(out["checks"][SYSTEM]) == {"tinygrad", "llm", "tests", "devShell"}
 
 def test_flake_check_evaluates_every_output(nix, tree, tmp_path):
@@ -47,6 +50,34 @@ def test_dev_shell_has_the_suites_tools_and_cuda_paths(nix, tree):
   assert "git clone" not in hook and "python -m pytest orin_emu/tests" in hook
   # master picks devices with DEV= and asserts on NV=1 / CUDA=1
   assert all(f"DEV={d} python" in hook for d in ("NV", "NV:PTX", "CUDA")) and "NV=1" not in hook and "CUDA=1" not in hook
+
+def test_x86_64_dev_shell_is_the_emulated_orin(nix, tree):
+  shell = flake_eval(nix, tree, f"devShells.{EMU_SYSTEM}.default",
+                     "d: { inherit (d) name system env shellHook; packages = map (p: p.name) d.packages; "
+                     "python = map (p: p.pname) (builtins.head d.packages).pythonPackages; }")
+  assert shell["name"] == "nix-shell" and shell["system"] == EMU_SYSTEM and shell["packages"] == ["python3-env", "clang"]
+  # the LLM app's needs (gguf, jinja2) beside the patched tinygrad and the emulated Orin; no torch
+  assert shell["python"] == ["tinygrad", "orin-emu", "numpy", "gguf", "jinja2"]
+  env = shell["env"]
+  assert env["ORIN_EMU"] == "1" and env["DEV"] == "NV" and int(env["HCQDEV_WAIT_TIMEOUT_MS"]) >= 240000
+  assert "12.6" in env["NVRTC_PATH"], "DEV=NV compiles with NVRTC on the emulated Orin too"
+  assert "python -m tinygrad.llm --model" in shell["shellHook"]
+
+def test_orin_emu_package_switches_on_with_orin_emu_1(nix, tree, tmp_path):
+  # the package's installPhase run on the sources, then its site-packages read as Python's site module reads an env's
+  emu = flake_eval(nix, tree, f"devShells.{EMU_SYSTEM}.default",
+                   'd: let p = builtins.head (builtins.filter (p: p.pname == "orin-emu") (builtins.head d.packages).pythonPackages); '
+                   "in { inherit (p) installPhase pythonImportsCheck; }")
+  assert emu["pythonImportsCheck"] == ["orin_emu.hook"]
+  shutil.copytree(tree/"orin_emu", src:=tmp_path/"src")
+  subprocess.run(["bash", "-euc", "runHook() { :; }\n" + emu["installPhase"]], cwd=src, env={**os.environ, "out": str(tmp_path/"out")},
+                 check=True)
+  site = next((tmp_path/"out").glob("lib/python3*/site-packages"))
+  assert (site/"orin_emu/hook.py").is_file() and not (site/"orin_emu/tests").exists()
+  probe = f"import site, sys; site.addsitedir({str(site)!r}); print(getattr(sys.modules.get('orin_emu.hook'), '__file__', None))"
+  for flag, hook in (("1", str(site/"orin_emu/hook.py")), ("0", "None")):
+    r = subprocess.run([sys.executable, "-I", "-S", "-c", probe], env={**os.environ, "ORIN_EMU": flag}, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == hook, r.stderr
 
 def test_checks_run_our_suites_on_the_package(nix, tree):
   checks = flake_eval(nix, tree, f"checks.{SYSTEM}", "c: { tinygrad = c.tinygrad.name; tests = c.tests.script; "

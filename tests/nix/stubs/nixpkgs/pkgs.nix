@@ -21,6 +21,7 @@ let
   pythonSet = pkgs: lib.fix (builtins.foldl' (prev: ext: ps: prev ps // ext ps (prev ps)) (ps: {
     callPackage = callPackageWith (pkgs // ps);
     buildPythonPackage = a: drv "python3-${a.pname}-${a.version}" (a // a.passthru or { });
+    python = dep "python3" [ ] // { sitePackages = "lib/python3.13/site-packages"; };
   } // lib.genAttrs [ "setuptools" "numpy" "pytest" "pytest-xdist" "hypothesis" "torch" "gguf" "jinja2" ] (n: dep "python3-${n}" [ ] // { pname = n; }))
     pkgs.pythonPackagesExtensions);
   base = pkgs: {
