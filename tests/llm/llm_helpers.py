@@ -1,9 +1,10 @@
 # helpers of the tests of tinygrad/llm, on the path from conftest.py
-import numpy as np
+import pathlib
+import numpy as np, gguf
 
 # ggml_type: (bytes a block, byte offsets of its fp16 scales, of its fp16 mins)
 LAYOUTS = {2: (18, [0], []), 3: (20, [0], [2]), 6: (22, [0], []), 7: (24, [0], [2]), 8: (34, [0], []), 10: (84, [80], [82]),
-           11: (110, [108], []), 12: (144, [0], [2]), 13: (176, [0], [2]), 14: (210, [208], [])}
+           11: (110, [108], []), 12: (144, [0], [2]), 13: (176, [0], [2]), 14: (210, [208], []), 23: (136, [0], [])}
 
 def random_blocks(rng:np.random.Generator, n:int, ggml_type:int) -> np.ndarray:
   """n random ggml blocks (uint8) of ggml_type with finite fp16 scales of about the size trained weights have"""
@@ -11,3 +12,24 @@ def random_blocks(rng:np.random.Generator, n:int, ggml_type:int) -> np.ndarray:
   b = rng.integers(0, 256, (n, nb), dtype=np.uint8)
   for o, lo in [(o, -1) for o in scales] + [(o, 0) for o in mins]: b[:, o:o+2] = np.float16(rng.uniform(lo, 1, n) * 1e-3).view(np.uint8).reshape(-1, 2)
   return b
+
+def tiny_llama(path:pathlib.Path, typ:int) -> pathlib.Path:
+  """a 2-block LLaMA with random projections of ggml_type typ (256-weight blocks), its token embedding (the tied output) Q8_0"""
+  rng = np.random.default_rng(1)
+  dim, ffn, heads, kv_heads, vocab = 256, 512, 4, 2, 320
+  w = gguf.GGUFWriter(path, "llama")
+  w.add_block_count(2); w.add_context_length(64); w.add_embedding_length(dim); w.add_feed_forward_length(ffn)
+  w.add_head_count(heads); w.add_head_count_kv(kv_heads); w.add_rope_freq_base(10000.0); w.add_layer_norm_rms_eps(1e-5)
+  w.add_tokenizer_model("gpt2"); w.add_token_list([f"t{i}" for i in range(vocab)]); w.add_bos_token_id(0); w.add_eos_token_id(1)
+  def quant(name:str, rows:int, cols:int, qt:int):
+    bs = 32 if qt == 8 else 256
+    w.add_tensor(name, random_blocks(rng, rows*cols//bs, qt).reshape(rows, -1), raw_dtype=gguf.GGMLQuantizationType(qt))
+  quant("token_embd.weight", vocab, dim, 8)
+  for i in range(2):
+    for n, (r, c) in {"attn_q": (dim, dim), "attn_k": (dim//heads*kv_heads, dim), "attn_v": (dim//heads*kv_heads, dim),
+                      "attn_output": (dim, dim), "ffn_gate": (ffn, dim), "ffn_up": (ffn, dim), "ffn_down": (dim, ffn)}.items():
+      quant(f"blk.{i}.{n}.weight", r, c, typ)
+    for n in ("attn_norm", "ffn_norm"): w.add_tensor(f"blk.{i}.{n}.weight", np.ones(dim, np.float32))
+  w.add_tensor("output_norm.weight", np.ones(dim, np.float32))
+  w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
+  return path

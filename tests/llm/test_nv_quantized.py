@@ -6,7 +6,7 @@ from tinygrad.uop.ops import AxisType
 from tinygrad.llm.gguf import ggml_data_to_tensor
 from tinygrad.llm.model import Transformer
 from tinygrad.llm.kernels import nv
-from llm_helpers import random_blocks
+from llm_helpers import random_blocks, tiny_llama
 
 TYPES = list(nv.QUANTS)
 
@@ -83,3 +83,12 @@ def test_decode_reads_the_blocks(tiny_gguf, monkeypatch):
   # read where the file's tensors lie: no copy of a weight
   file_buf = m.output.blocks[0].uop.buffer.base
   assert all(b.ffn_down.blocks[0].uop.buffer.base is file_buf for b in m.blk)
+
+def test_decode_reads_iq4_xs_blocks(tmp_path, monkeypatch):
+  # IQ4_XS's table lookup: a weight's dequantization is found again, the tokens are the CPU's
+  path = tiny_llama(tmp_path / "iq4_xs.gguf", nv.IQ4_XS)
+  want = [t for t,_ in zip(Transformer.from_gguf(path, max_context=16)[0].generate([0, 5, 9]), range(3))]
+  monkeypatch.setattr(nv, "nv_custom_kernels_supported", lambda d: True)
+  m, _ = Transformer.from_gguf(path, max_context=16)
+  assert [t for t,_ in zip(m.generate([0, 5, 9]), range(3))] == want
+  assert all(l.blocks[1] == nv.IQ4_XS for b in m.blk for l in (b.attn_q, b.attn_k, b.attn_v, b.attn_output, b.ffn_gate, b.ffn_up, b.ffn_down))

@@ -2,13 +2,21 @@
 # them, against numpy; and SmolLM2 decoding through them
 import functools, pathlib, sys
 import numpy as np, pytest, gguf
-from tinygrad import Tensor, UOp, dtypes
+from tinygrad import Tensor, UOp, Context, dtypes
+from tinygrad.llm.gguf import ggml_data_to_tensor
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "llm"), str(HERE.parents[1] / "scripts")]
-from llm_helpers import random_blocks
+from llm_helpers import random_blocks, tiny_llama
 from tinygrad.llm.kernels import nv
 
-@pytest.mark.parametrize("typ", [nv.Q4_0, nv.Q4_1, nv.Q5_0, nv.Q8_0, nv.Q3_K, nv.Q4_K, nv.Q6_K])
+@pytest.mark.parametrize("typ", list(nv.QUANTS))
+def test_dequant_is_ggmls_bit_for_bit(dev, typ):
+  # the quants made floats by byte permutes, as the matvec makes them, against master's dequantizer on the CPU
+  raw, bs = random_blocks(np.random.default_rng(typ), 16, typ).reshape(-1), nv.QUANTS[typ][0]
+  want = ggml_data_to_tensor(Tensor(raw, device="CPU"), 16*bs, typ).numpy().reshape(16, bs)
+  np.testing.assert_array_equal(nv.dequantize(Tensor(raw, device="NV"), typ).numpy().view(np.uint32), want.view(np.uint32))
+
+@pytest.mark.parametrize("typ", [nv.Q4_0, nv.Q4_1, nv.Q5_0, nv.Q8_0, nv.Q3_K, nv.Q4_K, nv.Q6_K, nv.IQ4_XS])
 @pytest.mark.parametrize("split,rows_wg,unroll,rows_th", [(1, 4, 2, 1), (2, 2, 2, 1), (4, 1, 1, 1), (1, 2, 8, 2)])
 def test_matvec(dev, typ, split, rows_wg, unroll, rows_th):
   # 8 rows of 4 blocks: lanes past a row's last block (32-weight types), positions shared by split warps, rows sharing a thread
@@ -48,6 +56,16 @@ def test_rms_norm(dev):
   x = x.reshape(1, 1, 576)
   want = x / np.sqrt((x * x).mean() + 1e-5) * w
   np.testing.assert_allclose(nv.rms_norm(Tensor(x, device="NV"), Tensor(w, device="NV"), 1e-5).numpy(), want, rtol=1e-5, atol=1e-5)
+
+def test_iq4_xs_decodes_through_the_matvec(dev, tmp_path):
+  # IQ4_XS's table lookup in byte permutes: the tokens are the CPU's
+  from tinygrad.llm.model import Transformer
+  path = tiny_llama(tmp_path / "iq4_xs.gguf", nv.IQ4_XS)
+  def toks(m): return [t for t, _ in zip(m.generate([0, 5, 9]), range(3))]
+  with Context(DEV="CPU"): want = toks(Transformer.from_gguf(path, max_context=16)[0])
+  m, _ = Transformer.from_gguf(path, max_context=16)
+  assert toks(m) == want
+  assert all(l.blocks[1] == nv.IQ4_XS for b in m.blk for l in (b.attn_q, b.attn_k, b.attn_v, b.attn_output, b.ffn_gate, b.ffn_up, b.ffn_down))
 
 def test_smollm2_decodes_paris_through_the_kernels(dev):
   # master's LLM app on the Orin: SmolLM2's Q4_1 projections and Q8_0 head, its norms, attention and greedy token in our kernels
