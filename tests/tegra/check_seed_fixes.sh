@@ -49,3 +49,5 @@ undo "a bring-up that fails part way gives back" 's/^      self._abandon()$/    
 F=tinygrad/runtime/support/hcq.py undo "say what finalize waits for" 's/except HCQTimeout: print(f"{self.device}: waiting for queued work.*/except HCQTimeout: pass/' \
   's/except KeyboardInterrupt: print(f"{self.device}: finalizing without waiting.*/except KeyboardInterrupt: raise/' -- tests/tegra/test_interrupt.py
 check "a device failure is one exception" tests/tegra/test_faults.py -k "later_calls or one_exception or outlives"
+check "Python threads take turns at realize" tests/tegra/test_threads.py
+check "a program's finalizer does not wait for the GPU at exit" tests/tegra/test_interrupt.py -k ctrl_c

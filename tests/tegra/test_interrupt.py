@@ -6,8 +6,9 @@ CHILD = """
   import signal
   # Ctrl-C as a terminal sends it: a shell's background job (nohup ... &, as a CI runner may start the suites) inherits SIGINT ignored
   signal.signal(signal.SIGINT, signal.default_int_handler)
-  from tinygrad import Device
+  from tinygrad import Device, Tensor
   dev = Device["NV"]
+  x = (Tensor([1., 2.], device="NV") + 1).realize()   # a Tensor script: its program is still alive at exit
   # queued work that never finishes: the GPU waits on a signal nobody sets, as a long kernel keeps it busy
   dev.hw_compute_queue_t().wait(dev.new_signal(value=0), 1).signal(dev.timeline_signal, dev.next_timeline()).submit(dev)
   try:

@@ -47,7 +47,7 @@ def test_shared_memory_kernel(dev):
   np.testing.assert_allclose(Tensor(x, device="NV").sum(axis=1).numpy(), x.sum(axis=1), rtol=1e-4, atol=1e-3)
 
 def test_concurrent_independent_work(dev):
-  # independent computations all in flight before any is read back (tinygrad itself is not thread-safe: no Python threads here)
+  # independent computations all in flight before any is read back (Python threads: test_threads.py)
   outs = [(Tensor.full((128,), float(k), device="NV") * (k + 1)).realize() for k in range(8 * SCALE)]
   for k, o in enumerate(outs): np.testing.assert_equal(o.numpy(), np.full(128, k * (k + 1), np.float32))
 
