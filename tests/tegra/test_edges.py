@@ -2,6 +2,7 @@
 import os, numpy as np, pytest
 from tinygrad import Tensor, dtypes
 from tinygrad.device import BufferSpec
+from tegra_kernel import emu_kernel, run_child
 
 def test_every_buffer_below_40_bits(dev):
   bufs = [dev.allocator.alloc(sz, BufferSpec(nolru=True)) for sz in (1, 4096, 1 << 20, 9 << 20)]
@@ -45,6 +46,23 @@ def test_memory_pressure_raises_memoryerror_and_recovers(dev):
   assert bufs, "at least one 1 GiB buffer fits"
   for b in bufs: dev.allocator.free(b, size, BufferSpec(nolru=True))
   np.testing.assert_equal((Tensor([1., 2.], device="NV") * 3).numpy(), [3., 6.])
+
+def test_tensors_past_the_memory_raise_memoryerror_and_recover(dev):
+  if (k:=emu_kernel()) is None: pytest.skip("fills the board's memory; run on the emulated Orin")
+  r = run_child(f"""
+    from tinygrad import Tensor
+    gb = {k.dram.size * 5 // 8 >> 30}   # one such tensor fits, two do not; never written, so the host's memory stays free
+    a, b = Tensor.empty(gb << 28, device="NV"), Tensor.empty(gb << 28, device="NV")
+    print("A", (a[:2] + 1).tolist())
+    try: print((b[:2] + 2).tolist())
+    except MemoryError as e: print("RAISED", e)
+    del a
+    print("B", (b[:2] + 2).tolist())
+  """)
+  gb = k.dram.size * 5 // 8 >> 30
+  assert r.stdout.splitlines() == ["A [1.0, 1.0]", f"RAISED Allocation of {gb}.00 GB failed on NV. Used: {gb}.00 GB", "B [2.0, 2.0]"], \
+    r.stdout + r.stderr[-2000:]
+  assert r.returncode == 0 and r.stderr == "", r.stderr[-2000:]
 
 def test_freed_memory_is_not_read_back(dev):
   a = Tensor.full((1024,), 7.0, device="NV").contiguous().realize()

@@ -60,6 +60,27 @@ def test_uncaught_fault_is_one_exception(dev):
   tail = r.stderr[r.stderr.index("RuntimeError: "):].splitlines()
   assert "MMU fault" in tail[0] and len([l for l in tail if not l.startswith("MMU fault")]) <= 2, r.stderr   # the report, one exit line
 
+@pytest.mark.kernel_errors_expected
+def test_out_of_bounds_custom_kernel_is_one_fault_and_the_next_process_starts_clean(dev):
+  r = run_child("""
+    from tinygrad import Tensor, UOp
+    from tinygrad.uop.ops import KernelInfo
+    def oob_store(c:UOp) -> UOp:   # stores 1 GiB past its 64-byte buffer
+      i = UOp.range(c.shape[0], 0)
+      return c[i + (1 << 28)].store(i.cast(c.dtype)).end(i).sink(arg=KernelInfo(name="oob_store", opts_to_apply=()))
+    c = Tensor.custom_kernel(Tensor.empty(16, device="NV"), fxn=oob_store)[0]
+    for i, t in enumerate([c, Tensor([1., 2.], device="NV") + 1]):
+      try: print(t.tolist())
+      except RuntimeError as e: print(f"RAISED {i}:", repr(str(e)))
+  """)
+  out = dict(l.split(": ", 1) for l in r.stdout.splitlines() if l.startswith("RAISED"))
+  assert set(out) == {"RAISED 0", "RAISED 1"}, r.stdout + r.stderr
+  assert "MMU fault" in out["RAISED 0"] and "virt write" in out["RAISED 0"], out
+  assert "NV faulted earlier in this process and must be reopened" in out["RAISED 1"], out
+  assert len(r.stderr.strip().splitlines()) <= 1 and "Traceback" not in r.stderr, r.stderr   # exit: at most one line, no tracebacks
+  r = run_child("from tinygrad import Tensor\nprint((Tensor([1., 2.], device='NV') + 1).tolist())")
+  assert r.stdout == "[2.0, 3.0]\n" and r.returncode == 0 and r.stderr == "", r.stdout + r.stderr[-2000:]
+
 MISALIGNED = """
     from tinygrad import Tensor, Device
     from tegra_kernel import nv_kernel

@@ -1,6 +1,7 @@
 # Ctrl-C while the host waits on the GPU: the wait raises KeyboardInterrupt at once; the exit that follows says what it still waits for
-# (the work queued before the interrupt), and a second Ctrl-C ends it quietly instead of waiting out HCQ's timeout.
+# (the work queued before the interrupt), and a second Ctrl-C ends it quietly instead of waiting out HCQ's timeout. SIGTERM ends it at once.
 import os, queue, signal, subprocess, sys, textwrap, threading, time
+from tegra_kernel import run_child
 
 CHILD = """
   import signal
@@ -44,3 +45,15 @@ def test_ctrl_c_interrupts_the_wait_and_the_exit():
   finally: p.kill()
   err = p.stderr.read()
   assert "KeyboardInterrupt" in err and "Exception ignored" not in err and err.count("Traceback") == 1, err   # the script's own, only
+
+def test_sigterm_during_a_kernel_ends_the_process_and_the_next_starts_clean(dev):
+  p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(CHILD)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env={**os.environ, "DEV": "NV", "HCQDEV_WAIT_TIMEOUT_MS": "120000"})
+  try:
+    assert p.stdout.readline().strip() == "WAITING", p.stderr.read()[-2000:]
+    time.sleep(0.5)
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=30) == -signal.SIGTERM   # no handler: the process ends at once, its channel with it
+  finally: p.kill()
+  r = run_child("from tinygrad import Tensor\nprint((Tensor([1., 2.], device='NV') + 1).tolist())")
+  assert r.stdout == "[2.0, 3.0]\n" and r.returncode == 0 and r.stderr == "", r.stdout + r.stderr[-2000:]
