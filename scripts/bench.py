@@ -193,7 +193,7 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
     kernels = sum(len(getattr(ei.prg, "jit_cache", [ei])) for ei in jit_items) or (kernels if jit_items or profile else "-")
     # generate reads its tokens up to DECODE_AHEAD steps at a time (one next() carries them, the others return at once): a token's time is the
     # mean of a window of that many, every window holding one read; fewer than two windows' tokens make one window
-    w = getattr(sys.modules.get("tinygrad.apps.llm"), "DECODE_AHEAD", 1)
+    w = next((m.DECODE_AHEAD for n in ("tinygrad.apps.llm", "tinygrad.llm.model") if hasattr(m:=sys.modules.get(n), "DECODE_AHEAD")), 1)
     w = w if len(ts) >= 2 * w else len(ts)
     ts = [sum(ts[i:i + w]) / w for i in range(0, len(ts) - w + 1, w)]
     med, at, q = statistics.median(ts), f" @{start_pos}" if start_pos else "", statistics.quantiles(ts, n=10) if len(ts) > 1 else ts * 9

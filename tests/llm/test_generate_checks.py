@@ -1,5 +1,7 @@
 # tinygrad/llm/model.py: Transformer.generate() and from_gguf() refuse what they cannot answer, and generators on one model keep to their own tokens
 import pytest
+from tinygrad import Tensor
+from tinygrad.device import Buffer
 from tinygrad.llm.model import Transformer
 
 @pytest.fixture(scope="module")
@@ -22,3 +24,24 @@ def test_interleaved_generators(model):
   alone = [[t for t, _ in zip(model.generate(list(p)), range(5))] for p in ([0, 5, 9], [0, 7, 3, 2])]
   a, b = model.generate([0, 5, 9]), model.generate([0, 7, 3, 2])
   assert [(next(a), next(b)) for _ in range(5)] == list(zip(*alone))
+
+def _one_at_a_time(gguf, prompt:list[int], n:int) -> list[int]:
+  """the greedy tokens of the model's forward called eagerly, reading each token before the next step"""
+  m, temp = Transformer.from_gguf(gguf, max_context=16)[0], Tensor([0.0])
+  out, ret = m.forward(Tensor([prompt], dtype="int32"), 0, temp), []
+  for pos in range(len(prompt), len(prompt) + n):
+    ret.append(int(out.item()))
+    out = m.forward(out, pos, temp).realize()
+  return ret
+
+def test_queued_steps_keep_the_tokens(tiny_gguf, model):
+  assert list(model.generate([0, 5, 9])) == _one_at_a_time(tiny_gguf, [0, 5, 9], 13)
+
+def test_tokens_read_a_copy_for_several_steps(model, monkeypatch):
+  # reading a token waits for the whole device: 13 tokens take the prompt's read and 5 of decode steps queued 1, 1, 2, 4 and 4 at a time
+  reads, read = [], Buffer.as_memoryview
+  def spy(buf:Buffer, *args, **kwargs):
+    if not (args or kwargs): reads.append(buf.size)   # a copy out, not a view of the memory for a copy
+    return read(buf, *args, **kwargs)
+  monkeypatch.setattr(Buffer, "as_memoryview", spy)
+  assert len(list(model.generate([0, 5, 9]))) == 13 and reads == [1, 1, 1, 2, 4, 4]

@@ -75,7 +75,7 @@ def test_decode_reads_the_blocks(tiny_gguf, monkeypatch):
   monkeypatch.setattr(nv, "nv_custom_kernels_supported", lambda d: True)
   m, _ = Transformer.from_gguf(tiny_gguf, max_context=16)
   calls, matvec = [], nv.matvec
-  monkeypatch.setattr(nv, "matvec", lambda raw, typ, x, rows: calls.append(typ) or matvec(raw, typ, x, rows))
+  monkeypatch.setattr(nv, "matvec", lambda raw, typ, *a, **kw: calls.append(typ) or matvec(raw, typ, *a, **kw))
   assert [t for t,_ in zip(m.generate([0, 5, 9]), range(2))] == want
   # the Q6_K projections, q and k with their rows moved for RoPE as at load, and the Q8_0 head
   assert set(calls) == {nv.Q8_0, nv.Q6_K}

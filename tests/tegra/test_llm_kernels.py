@@ -30,6 +30,16 @@ def test_matvec(dev, typ, split, rows_wg, unroll, rows_th):
                                                         fxn=fxn)[0].numpy()
   np.testing.assert_allclose(got, w @ x, rtol=1e-5, atol=1e-5 * np.abs(w @ x).max())
 
+@pytest.mark.parametrize("typ", [nv.Q4_1, nv.Q8_0, nv.Q4_K, nv.Q6_K])
+def test_glu(dev, typ):
+  # silu(gate x) * (up x) in one kernel: each thread takes a row of both weights
+  rng = np.random.default_rng(typ)
+  raws, x = [random_blocks(rng, 32, typ) for _ in range(2)], rng.standard_normal(nv.QUANTS[typ][0] * 4).astype(np.float32)
+  a, b = (gguf.quants.dequantize(r, gguf.GGMLQuantizationType(typ)).reshape(8, -1).astype(np.float64) @ x for r in raws)
+  gate, up = (Tensor(r.reshape(-1), device="NV") for r in raws)
+  want = a / (1 + np.exp(-a)) * b
+  np.testing.assert_allclose(nv.matvec(gate, typ, Tensor(x, device="NV"), 8, up=up).numpy(), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
 def test_argmax_takes_the_first_largest(dev):
   x = np.random.default_rng(0).standard_normal((1, 49152)).astype(np.float32)
   x[0, 30000] = x[0, 40000] = 9.0
