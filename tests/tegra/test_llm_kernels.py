@@ -16,7 +16,7 @@ def test_dequant_is_ggmls_bit_for_bit(dev, typ):
   want = ggml_data_to_tensor(Tensor(raw, device="CPU"), 16*bs, typ).numpy().reshape(16, bs)
   np.testing.assert_array_equal(nv.dequantize(Tensor(raw, device="NV"), typ).numpy().view(np.uint32), want.view(np.uint32))
 
-@pytest.mark.parametrize("typ", [nv.Q4_0, nv.Q4_1, nv.Q5_0, nv.Q8_0, nv.Q3_K, nv.Q4_K, nv.Q6_K, nv.IQ4_XS])
+@pytest.mark.parametrize("typ", list(nv.QUANTS))
 @pytest.mark.parametrize("split,rows_wg,unroll,rows_th", [(1, 4, 2, 1), (2, 2, 2, 1), (4, 1, 1, 1), (1, 2, 8, 2)])
 def test_matvec(dev, typ, split, rows_wg, unroll, rows_th):
   # 8 rows of 4 blocks: lanes past a row's last block (32-weight types), positions shared by split warps, rows sharing a thread
