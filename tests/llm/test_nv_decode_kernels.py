@@ -28,3 +28,11 @@ def test_kernel_counts(kernels):
   # attention's output is the o projection's input as it is; the residual before ffn_norm is added in the norm where both its terms
   # are buffers (not in block 0, whose input is the embedding's lookup); gate, up, SiLU and their product are one kernel
   assert len(kernels[False]) == 36 and len(kernels[True]) == 33
+
+def test_qwen3_attention_is_one_kernel(tmp_path):
+  # heads of 128 with q and k normed before RoPE (qk_norm) take the same one-kernel attention
+  from llm_helpers import tiny_llama
+  env = {**os.environ, "DEV": "NULL:CUDA:sm_90", "JIT": "2", "NULL_ALLOW_COPYOUT": "1"}
+  names = subprocess.run([sys.executable, str(pathlib.Path(__file__).parent / "step_kernels.py"), str(tiny_llama(tmp_path / "q3.gguf", 14, qwen3=True)),
+                          "--nv"], env=env, check=True, capture_output=True, text=True).stdout.split()
+  assert collections.Counter(names)["attention_4_2_128"] == 2

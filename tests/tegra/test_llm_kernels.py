@@ -77,6 +77,14 @@ def test_iq4_xs_decodes_through_the_matvec(dev, tmp_path):
   assert toks(m) == want
   assert all(l.blocks[1] == nv.IQ4_XS for b in m.blk for l in (b.attn_q, b.attn_k, b.attn_v, b.attn_output, b.ffn_gate, b.ffn_up, b.ffn_down))
 
+def test_qwen3_decodes_through_the_kernels(dev, tmp_path):
+  # heads of 128, q and k normed before RoPE: the one-kernel attention and the GLU give the CPU's tokens
+  from tinygrad.llm.model import Transformer
+  path = tiny_llama(tmp_path / "qwen3.gguf", nv.Q4_K, qwen3=True)
+  def toks(m): return [t for t, _ in zip(m.generate([0, 5, 9]), range(4))]
+  with Context(DEV="CPU"): want = toks(Transformer.from_gguf(path, max_context=16)[0])
+  assert toks(Transformer.from_gguf(path, max_context=16)[0]) == want
+
 def test_smollm2_decodes_paris_through_the_kernels(dev):
   # master's LLM app on the Orin: SmolLM2's Q4_1 projections and Q8_0 head, its norms, attention and greedy token in our kernels
   from tinygrad.llm.model import Transformer
