@@ -47,8 +47,12 @@ def test_argmax_takes_the_first_largest(dev):
   # all negative, -0.0 above every negative value
   x = -np.abs(x); x[0, 7] = -0.0
   assert nv.argmax(Tensor(x, device="NV")).tolist() == [[7]]
+  # a vocabulary of 256k (Gemma's), its largest near the end
+  x = np.random.default_rng(1).standard_normal((1, 262144)).astype(np.float32)
+  x[0, 262000] = 9.0
+  assert nv.argmax(Tensor(x, device="NV")).tolist() == [[262000]]
 
-@pytest.mark.parametrize("heads,kv_heads,hd", [(4, 2, 64), (6, 6, 64), (8, 2, 128)])
+@pytest.mark.parametrize("heads,kv_heads,hd", [(4, 2, 64), (6, 6, 64), (8, 2, 128), (16, 2, 64)])
 def test_attention(dev, heads, kv_heads, hd):
   rng, ctx = np.random.default_rng(heads), 256
   q, kv = rng.standard_normal((1, heads, 1, hd)).astype(np.float32), rng.standard_normal((2, 1, kv_heads, ctx, hd)).astype(np.float32)
