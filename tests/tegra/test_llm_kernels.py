@@ -94,6 +94,6 @@ def test_smollm2_decodes_paris_through_the_kernels(dev):
   from tinygrad.llm.model import Transformer
   from smollm2 import smollm2_gguf
   m, _ = Transformer.from_gguf(smollm2_gguf(), max_context=16)
-  toks = [t for t, _ in zip(m.generate([504, 3575, 282, 4649, 314]), range(3))]   # "The capital of France is"
-  assert toks == [7042, 30, 198]   # " Paris" "." "\n"
+  toks = [t for t, _ in zip(m.generate([504, 3575, 282, 4649, 314]), range(2))]   # "The capital of France is"
+  assert toks == [7042, 30]   # " Paris" "."
   assert all(b.attn_q.blocks[1] == b.ffn_down.blocks[1] == nv.Q4_1 for b in m.blk) and m.output.blocks[1] == nv.Q8_0
