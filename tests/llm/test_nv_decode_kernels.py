@@ -2,12 +2,13 @@
 import os, pathlib, subprocess, sys, collections
 import pytest
 
-@pytest.fixture(scope="module")
-def kernels(tiny_gguf) -> dict[bool, list[str]]:
+def step_kernels(gguf:pathlib.Path, *args:str) -> list[str]:
   env = {**os.environ, "DEV": "NULL:CUDA:sm_90", "JIT": "2", "NULL_ALLOW_COPYOUT": "1"}
-  run = lambda *a: subprocess.run([sys.executable, str(pathlib.Path(__file__).parent / "step_kernels.py"), str(tiny_gguf), *a], env=env,
-                                  check=True, capture_output=True, text=True).stdout.split()
-  return {False: run(), True: run("--nv")}
+  return subprocess.run([sys.executable, str(pathlib.Path(__file__).parent / "step_kernels.py"), str(gguf), *args], env=env,
+                        check=True, capture_output=True, text=True).stdout.split()
+
+@pytest.fixture(scope="module")
+def kernels(tiny_gguf) -> dict[bool, list[str]]: return {False: step_kernels(tiny_gguf), True: step_kernels(tiny_gguf, "--nv")}
 
 def test_a_matvec_is_one_kernel(kernels):
   # 5 projections of 2 blocks (q and k with their rows moved for RoPE) and the head; gate and up with their SiLU one kernel
@@ -32,7 +33,4 @@ def test_kernel_counts(kernels):
 def test_qwen3_attention_is_one_kernel(tmp_path):
   # heads of 128 with q and k normed before RoPE (qk_norm) take the same one-kernel attention
   from llm_helpers import tiny_llama
-  env = {**os.environ, "DEV": "NULL:CUDA:sm_90", "JIT": "2", "NULL_ALLOW_COPYOUT": "1"}
-  names = subprocess.run([sys.executable, str(pathlib.Path(__file__).parent / "step_kernels.py"), str(tiny_llama(tmp_path / "q3.gguf", 14, qwen3=True)),
-                          "--nv"], env=env, check=True, capture_output=True, text=True).stdout.split()
-  assert collections.Counter(names)["attention_4_2_128"] == 2
+  assert collections.Counter(step_kernels(tiny_llama(tmp_path / "q3.gguf", 14, qwen3=True), "--nv"))["attention_4_2_128"] == 2
