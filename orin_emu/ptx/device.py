@@ -10,6 +10,8 @@ from orin_emu.ptx.testing import DictMemory, Loaded, nv_cbuf0, cbuf0_prefix, SHA
 from orin_emu.ptx import launch, registry
 try: from tinygrad.device import CompilerSet, CompilerPair   # tinygrad 0.12: renderers paired with compilers
 except ImportError: CompilerSet = None
+# on import: compile workers (spawned) import this module when they unpickle its renderers, and must register their PTX too
+registry.install()
 
 def _no_tf32(r):   # tinygrad keeps float32 off the tf32 tensor cores on NV unless ALLOW_TF32; the renderers here say "EMU"
   if not ALLOW_TF32: r.tensor_cores = [tc for tc in r.tensor_cores if tc.dtype_in != dtypes.float]
@@ -60,7 +62,6 @@ class EmuProgram:
 
 class EmuDevice(Compiled):
   def __init__(self, device:str):
-    registry.install()
     self.mem = DictMemory()
     if CompilerSet is not None: super().__init__(device, EmuAllocator(self), renderers(), functools.partial(EmuProgram, self))
     else: super().__init__(device, EmuAllocator(self), renderers(), EmuProgram, arch="sm_87")

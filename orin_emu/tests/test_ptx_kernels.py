@@ -116,6 +116,18 @@ def test_emu_device_runs_tinygrad_end_to_end():
   np.testing.assert_allclose((t.exp2() @ t.T).numpy(), np.exp2(x) @ x.T, rtol=1e-6)
   np.testing.assert_array_equal(t[2:4].contiguous().numpy(), x[2:4])
 
+def test_emu_device_runs_kernels_compiled_in_workers(tmp_path):
+  """tinygrad compiles a realize's kernels in a spawned worker pool: the workers register their PTX for the SM room too."""
+  import os, subprocess, sys, pathlib
+  code = ("import orin_emu.ptx.device, numpy as np; from tinygrad import Tensor; t = Tensor(np.arange(8, dtype=np.float32), device='EMU'); "
+          "a, b = (t.exp2() + 3).contiguous(), (t * t).sum(); Tensor.realize(a, b); print(a.numpy().sum() + b.item())")
+  path = os.pathsep.join([str(pathlib.Path(__file__).parents[2]), *filter(None, [os.environ.get("PYTHONPATH")])])
+  # a store of its own: PTX another process registered would hide a worker that did not
+  env = {**os.environ, "PYTHONPATH": path, "PARALLEL": "2", "ORIN_EMU_PTX_DIR": str(tmp_path), "DEV": "EMU"}
+  r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+  assert r.returncode == 0, r.stderr[-2000:]
+  assert float(r.stdout.split()[-1]) == float((np.exp2(np.arange(8)) + 3).sum() + (np.arange(8) ** 2).sum())
+
 def _tiny_llm_tokens(device:str) -> list[int]:
   from tinygrad import nn
   from tinygrad.llm.model import Transformer, TransformerConfig
