@@ -1,6 +1,7 @@
 #!/bin/bash
 # Acceptance check: revert each fix of patches/master alone (in a scratch clone of the patched tree's orin branch) and run the test that
-# must catch it; every line must say "failed". Usage: tests/tegra/check_seed_fixes.sh [tree, default build/master/tinygrad] (emulated Orin).
+# must catch it, to its first failure (-x); every line must say "failed".
+# Usage: tests/tegra/check_seed_fixes.sh [tree, default build/master/tinygrad] (emulated Orin).
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd); tree=$(cd "${1:-$repo/build/master/tinygrad}" && pwd); py=${PYTHON:-$repo/.venv/bin/python}
 scratch=$(mktemp -d); trap 'rm -rf "$scratch"' EXIT
@@ -14,7 +15,7 @@ check() {
 }
 run_tests() {
   local subj=$1; shift
-  echo "without '$subj': $(cd "$repo" && ORIN_EMU=${ORIN_EMU-1} DEV=${DEV-NV} PYTHONPATH="$scratch/t:$repo" "$py" -m pytest -q -p no:cacheprovider "$@" 2>&1 | tail -1)"
+  echo "without '$subj': $(cd "$repo" && ORIN_EMU=${ORIN_EMU-1} DEV=${DEV-NV} PYTHONPATH="$scratch/t:$repo" "$py" -m pytest -q -x -p no:cacheprovider "$@" 2>&1 | tail -1)"
 }
 # A fix whose lines later patches rewrote no longer reverts as a commit: undo it in today's code with the sed edits given
 # (each must change tinygrad/runtime/ops_nv.py, or the file F names), then run its test the same way.
