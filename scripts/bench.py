@@ -6,7 +6,9 @@
   python scripts/bench.py --only llm --gguf model.gguf --mv 4,8,4 --mv 8,16,2
   python scripts/bench.py --devices CUDA --only llm --gguf model.gguf --sms all,14,8 --prefill 512 \
     --build "tinygrad 0.12.0=/tmp/t/base" --build "series=/tmp/t/series" --llama-bench /tmp/lc/llama-bench   # the Orin proxy table
+  python scripts/bench.py --devices CUDA --only llm --zoo --sms all,8 --build "series=/tmp/t/series" --llama-bench /tmp/lc/llama-bench
   python scripts/bench.py --merge full/bench.json sms/bench.json --out merged   # columns measured in separate runs, one table
+  python scripts/bench.py --merge full/bench.json sms/bench.json --out merged --doc docs/benchmarks.md   # and into the docs' table
 
 Each device runs in its own worker process, so a device that fails to open is reported as skipped and the others
 still run, and each worker reads the MV_* / BEAM environment afresh. Timings are wall clock around a device
@@ -18,7 +20,7 @@ its own workers, --llama-bench runs llama.cpp's llama-bench on the same GGUF und
 """
 from __future__ import annotations
 import argparse, contextlib, hashlib, json, os, pathlib, platform, statistics, subprocess, sys, tempfile, time
-from typing import Callable
+from typing import Callable, cast
 
 SUITES = ("matmul", "copy", "alloc", "launch", "elementwise", "mlp", "llm")
 GPU_DEVICES = ("NV", "CUDA")
@@ -154,9 +156,15 @@ def bench_prefill(model, n:int, dev:str) -> dict:
   progress(f"{dev} prefill {n}: {n/min(ts[2:]):.0f} tok/s, first {ts[0]:.1f} s, second {ts[1]:.2f} s")
   return dict(suite="llm", name=f"prefill {n}", value=n/min(ts[2:]), unit="tok/s", prompt_len=n, first_s=ts[0], times_s=ts)
 
+def step_bytes(gguf_path:str) -> int:
+  """bytes of the file's weights a decode step reads: every tensor but the embedding table (one row of it), which a tied output reads whole"""
+  import gguf
+  tensors = {t.name: int(t.n_bytes) for t in gguf.GGUFReader(gguf_path).tensors}
+  return sum(n for k, n in tensors.items() if k != "token_embd.weight" or "output.weight" not in tensors)
+
 def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:int, tokens:int, max_context:int, profile=False,
               start_pos=0, prefill=0) -> list[dict]:
-  from tinygrad import Tensor, Device, nn, GlobalCounters, helpers
+  from tinygrad import Tensor, Device, GlobalCounters, helpers
   try: from tinygrad.apps.llm import Transformer
   except ImportError: from tinygrad.llm.model import Transformer   # upstream master: python -m tinygrad.llm's model
   from tinygrad.engine import realize
@@ -169,8 +177,7 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
   st = time.perf_counter()
   model, kv = Transformer.from_gguf(Tensor(pathlib.Path(gguf)).to(dev), max_context=max_context)
   Device[dev].synchronize()
-  # bytes a decode step must read: every weight but the embedding table, of which it reads one row
-  load_s, param_bytes = time.perf_counter() - st, sum(v.nbytes() for k,v in nn.state.get_state_dict(model).items() if k != "token_embd.weight")
+  load_s, param_bytes = time.perf_counter() - st, step_bytes(gguf)
   prompt = [kv["tokenizer.ggml.bos_token_id"]] + list(range(1000, 1015))
   rows = []
   for cfg in (mv or [None]):
@@ -303,23 +310,35 @@ def gpu_name() -> str|None:
   except (OSError, subprocess.TimeoutExpired): return None
 
 def proxy_table(results:list[dict]) -> str:
-  """decode and prompt tok/s of every build side by side across the SM limits, each x llama.cpp's under the same limit where it ran"""
-  cols, builds = list(dict.fromkeys(r["sms_label"] for r in results)), list(dict.fromkeys(r["build"] for r in results))
-  def row(build, col, kind) -> dict|None:
-    return next((x for r in results if r["build"] == build and r["sms_label"] == col for x in r["rows"]
+  """decode and prompt tok/s of every build side by side across the SM limits, each x llama.cpp's on the same model under the same limit
+  where it ran; a row a model and build where the results name their models (--zoo)"""
+  cols, keys = list(dict.fromkeys(r["sms_label"] for r in results)), list(dict.fromkeys((r.get("model"), r["build"]) for r in results))
+  models = any(m for m, _ in keys)
+  def row(key, col, kind) -> dict|None:
+    return next((x for r in results if (r.get("model"), r["build"]) == key and r["sms_label"] == col for x in r["rows"]
                  if "value" in x and x["name"].startswith(("decode", "llama-bench tg") if kind == "tg" else ("prefill", "llama-bench pp"))), None)
-  def cell(build, col, kind) -> str:
-    if (v:=row(build, col, kind)) is None: return "-"
-    ref = row("llama.cpp", col, kind) if build != "llama.cpp" else None
+  def cell(key, col, kind) -> str:
+    if (v:=row(key, col, kind)) is None: return "-"
+    ref = row((key[0], "llama.cpp"), col, kind) if key[1] != "llama.cpp" else None
     return f"{v['value']:.1f}" + (f" ({v['value'] / ref['value']:.2f}x)" if ref else "")
-  kinds = [k for k in ("tg", "pp") if any(row(b, c, k) for b in builds for c in cols)]
-  head = [f"{'decode' if k == 'tg' else 'prompt'} tok/s, {c}" for k in kinds for c in cols]
-  lines = ["| build | " + " | ".join(head) + " | load s | first token s | kernels a step |", "| --- |" + " ---: |" * (len(head) + 3)]
-  for b in builds:
-    first = next((row(b, c, "tg") for c in cols if row(b, c, "tg")), None) or {}
-    load, fts = (f"{first[k]:.1f}" if k in first else "" for k in ("load_s", "first_token_s"))
-    lines.append(f"| {b} | " + " | ".join(cell(b, c, k) for k in kinds for c in cols) + f" | {load} | {fts} | {first.get('kernels_per_token', '')} |")
-  return "\n".join(lines + [f"skipped {r['build']}, {r['sms_label']}: {r['skipped']}" for r in results if "skipped" in r])
+  kinds = [k for k in ("tg", "pp") if any(row(key, c, k) for key in keys for c in cols)]
+  head = [f"{'decode' if k == 'tg' else 'prompt'} tok/s, {c}" for k in kinds for c in cols] + ["load s", "first token s", "kernels a step"]
+  if models: head = ["build"] + head[:len(kinds) * len(cols)] + ["weights GB/s"] + head[len(kinds) * len(cols):]
+  lines = [f"| {'model' if models else 'build'} | " + " | ".join(head) + " |", "| --- |" + (" --- |" if models else "") + " ---: |" * (len(head) - models)]
+  for key in keys:
+    first = next((row(key, c, "tg") for c in cols if row(key, c, "tg")), None) or {}
+    load, fts, gbs = (f"{first[k]:.1f}" if k in first else "" for k in ("load_s", "first_token_s", "weight_GB_s"))
+    lines.append("| " + (f"{key[0]} | " if models else "") + f"{key[1]} | " + " | ".join(cell(key, c, k) for k in kinds for c in cols) +
+                 (f" | {gbs}" if models else "") + f" | {load} | {fts} | {first.get('kernels_per_token', '')} |")
+  return "\n".join(lines + [f"skipped {r['build']}, {r['sms_label']}{', ' + r['model'] if r.get('model') else ''}: {r['skipped']}"
+                            for r in results if "skipped" in r])
+
+def write_doc(path:pathlib.Path, md:str, source:str):
+  """the table between the doc's "<!-- bench table -->" and "<!-- end bench table -->" lines, regenerated from source (a bench.json)"""
+  text, begin, end = path.read_text(), "<!-- bench table -->\n", "<!-- end bench table -->"
+  if begin not in text or end not in text: raise SystemExit(f"{path}: no '{begin.strip()}' ... '{end}' block to write the table into")
+  a, b = text.index(begin) + len(begin), text.index(end)
+  path.write_text(text[:a] + f"Generated by `scripts/bench.py --merge {source} --doc {path}`; do not edit by hand.\n\n" + md + "\n" + text[b:])
 
 def plot_proxy(results:list[dict], path:pathlib.Path) -> str|None:
   try:
@@ -364,7 +383,7 @@ def plot(results:list[dict], path:pathlib.Path) -> str|None:
   fig.tight_layout(); fig.savefig(path, dpi=110)
   return None
 
-def merge(paths:list[str], out:pathlib.Path):
+def merge(paths:list[str], out:pathlib.Path, doc:str|None=None):
   reports = [json.loads(pathlib.Path(p).read_text()) for p in paths]
   if len(gpus:={r["gpu"] for r in reports}) > 1: raise SystemExit(f"the runs were on different GPUs: {gpus}")
   report = dict(when=" / ".join(r["when"] for r in reports), host=reports[0]["host"], cpu=reports[0]["cpu"], gpu=reports[0]["gpu"],
@@ -372,6 +391,7 @@ def merge(paths:list[str], out:pathlib.Path):
   out.mkdir(parents=True, exist_ok=True)
   (out / "bench.json").write_text(json.dumps(report, indent=1))
   (out / "bench.md").write_text(md:=proxy_table(report["results"]) + "\n")
+  if doc: write_doc(pathlib.Path(doc), md, " ".join(paths))
   why_not = plot_proxy(report["results"], out / "bench.png")
   print(md + (f"plot skipped: {why_not}" if why_not else f"plot: {out/'bench.png'}") + f"\njson: {out/'bench.json'}")
 
@@ -392,21 +412,29 @@ def main():
   ap.add_argument("--sms", default="", help="comma list of SM counts (or 'all') to run under, through CUDA MPS: one column each")
   ap.add_argument("--build", action="append", default=[], help="LABEL=PATH[;ENV=VAL...]: a tinygrad tree to run, with its environment (repeatable)")
   ap.add_argument("--llama-bench", help="llama-bench binary: tg128 and pp512 on --gguf under each --sms limit")
+  ap.add_argument("--zoo", action="store_true", help="the llm suite on every model of synth_gguf.ZOO (written into --out/gguf) instead of --gguf")
   ap.add_argument("--llama-reps", type=int, default=3)
   ap.add_argument("--timeout", type=float, default=3600, help="seconds one device's worker may take")
   ap.add_argument("--merge", nargs="+", metavar="BENCH_JSON", help="one side-by-side report (JSON, table, PNG) from the bench.json of runs that "
                   "measured different --sms columns (a run per device-time slot), into --out")
+  ap.add_argument("--doc", help="with --merge: also write the table into this markdown file's '<!-- bench table -->' block")
   ap.add_argument("--worker", help=argparse.SUPPRESS)
   args = ap.parse_args()
-  if args.merge: return merge(args.merge, pathlib.Path(args.out))
+  if args.merge: return merge(args.merge, pathlib.Path(args.out), args.doc)
   args.only = [s for s in args.only.split(",") if s]
   if bad := set(args.only) - set(SUITES): ap.error(f"unknown suites {bad}")
   if args.worker:
     if args.profile: os.environ["JIT"] = "2"  # per-kernel times need the JIT to launch kernels one by one; read at tinygrad's import
     print("BENCH_RESULT " + json.dumps(worker(args)), flush=True)
     return
-  if args.llama_bench and not args.gguf: ap.error("--llama-bench needs --gguf")
+  if args.llama_bench and not (args.gguf or args.zoo): ap.error("--llama-bench needs --gguf or --zoo")
   out = pathlib.Path(args.out); out.mkdir(parents=True, exist_ok=True)
+  models: list[tuple[str|None, str|None]] = [(None, args.gguf)]
+  if args.zoo:
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    from synth_gguf import ZOO, write_llama_gguf
+    (out / "gguf").mkdir(exist_ok=True)
+    models = [(f"{p} {q}", str(f if (f:=out / "gguf" / f"{p}-{q}.gguf").exists() else write_llama_gguf(f, p, q))) for p, q in ZOO]
   devices = [d for d in args.devices.split(",") if d] or [*GPU_DEVICES, "CPU"]
   builds = [parse_build(b) for b in args.build] or [dict(label="tinygrad", path=None, env={})]
   sms_list = [s for s in args.sms.split(",") if s] or ["all"]
@@ -419,19 +447,22 @@ def main():
       label = "full GPU" if sms == "all" else f"{seen} SMs" if seen else f"{sms} SMs ({pct}%)"
       if mps: progress(f"MPS: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE={pct} gives {seen} of {total} SMs")
       base_env = {**os.environ, **(MPS_ENV if mps else {}), **({"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(pct)} if pct else {})}
-      tag = dict(sms_label=label, sms_limit=sms, mps_pct=pct, sms_seen=seen)
-      for b in builds:
-        path = {"PYTHONPATH": os.pathsep.join([b["path"], *filter(None, [os.environ.get("PYTHONPATH")])])} if b["path"] else {}
-        env = {**base_env, **b["env"], **path}
-        for dev in devices:
-          if not args.devices and dev == "CPU" and any(r["rows"] for r in results if r["build"] == b["label"] and r["sms_label"] == label):
-            results.append(dict(device="CPU", skipped="a GPU ran", rows=[], build=b["label"], **tag)); continue
-          results.append(dict(**run_worker(args, dev, env), build=b["label"], build_env=b["env"], **tag))
-      if args.llama_bench: results.append(dict(**llama_bench(args.llama_bench, args.gguf, base_env, args.llama_reps), build="llama.cpp", **tag))
+      for model, args.gguf in models:
+        tag = dict(sms_label=label, sms_limit=sms, mps_pct=pct, sms_seen=seen, **({"model": model} if model else {}))
+        for b in builds:
+          path = {"PYTHONPATH": os.pathsep.join([b["path"], *filter(None, [os.environ.get("PYTHONPATH")])])} if b["path"] else {}
+          env = {**base_env, **b["env"], **path}
+          for dev in devices:
+            if not args.devices and dev == "CPU" and any(r["rows"] for r in results if r["build"] == b["label"] and r["sms_label"] == label and
+                                                         r.get("model") == model):
+              results.append(dict(device="CPU", skipped="a GPU ran", rows=[], build=b["label"], **tag)); continue
+            results.append(dict(**run_worker(args, dev, env), build=b["label"], build_env=b["env"], **tag))
+        if args.llama_bench:
+          results.append(dict(**llama_bench(args.llama_bench, cast(str, args.gguf), base_env, args.llama_reps), build="llama.cpp", **tag))
   report = dict(when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), host=platform.node(), cpu=platform.processor() or platform.machine(),
                 gpu=gpu_name(), full=args.full, command=" ".join(sys.argv), results=results)
   (out / "bench.json").write_text(json.dumps(report, indent=1))
-  side_by_side = len(builds) > 1 or len(sms_list) > 1 or args.llama_bench
+  side_by_side = len(builds) > 1 or len(sms_list) > 1 or args.llama_bench or args.zoo
   md = (proxy_table(results) if side_by_side else table(results)) + "\n"
   (out / "bench.md").write_text(md)
   why_not = (plot_proxy if side_by_side else plot)(results, out / "bench.png")

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Write a LLaMA-3.2-shaped GGUF with random Q6_K weights and a byte-level BPE vocabulary.
+"""Write a GGUF shaped like a published LLaMA 3 or Qwen3 with random quantized weights and a byte-level BPE vocabulary.
 
-The file has the real model's tensor names, shapes and metadata, so tinygrad.apps.llm and llama.cpp (llama-bench)
+The file has the real model's tensor names, shapes, types and metadata, so tinygrad's LLM app and llama.cpp (llama-bench)
 load it like the published Llama-3.2-1B-Instruct-Q6_K.gguf; only the numbers are random. Decode speed depends on
-shapes and types alone, so this stands in for the 1 GB download on machines that cannot reach the internet.
+shapes and types alone, so this stands in for the downloads on machines that cannot reach the internet. ZOO lists the
+models benchmarks run (scripts/bench.py --zoo).
 
   python scripts/synth_gguf.py --preset llama-3.2-1b --out /tmp/llama-3.2-1b-q6_k.gguf
 """
@@ -12,13 +13,21 @@ import argparse, math, pathlib
 import numpy as np
 import gguf
 
-# dims of meta-llama/Llama-3.2-1B; "tiny" keeps every Q6_K row a whole number of 256-value blocks
+# dims of the published models' config.json; "tiny" keeps every row a whole number of 256-value blocks. Qwen3 has heads of 128 (not
+# dim / heads), q and k normed (qk_norm) and no rope_freqs; the 8B has its own output.weight, the others tie it to token_embd
 PRESETS: dict[str, dict] = {
   "llama-3.2-1b": dict(name="Llama 3.2 1B Instruct (synthetic)", n_layers=16, dim=2048, n_heads=32, n_kv_heads=8, ffn=8192,
                        n_normal=128000, n_special=256, context=131072),
+  "llama-3.1-8b": dict(name="Llama 3.1 8B Instruct (synthetic)", n_layers=32, dim=4096, n_heads=32, n_kv_heads=8, ffn=14336,
+                       n_normal=128000, n_special=256, context=131072, tied=False),
+  "qwen3-1.7b": dict(name="Qwen3 1.7B (synthetic)", arch="qwen3", n_layers=28, dim=2048, n_heads=16, n_kv_heads=8, head_dim=128, ffn=6144,
+                     n_normal=151643, n_special=293, context=40960, rope_theta=1000000.0),
   "tiny": dict(name="tiny llama (synthetic)", n_layers=2, dim=256, n_heads=4, n_kv_heads=2, ffn=512,
                n_normal=768, n_special=256, context=512),
 }
+# the models of the decode table (issue 28): (preset, quant)
+ZOO = [("llama-3.2-1b", "q6_k"), ("llama-3.2-1b", "q4_k_m"), ("qwen3-1.7b", "q4_k_m"), ("llama-3.2-1b", "q8_0"), ("llama-3.1-8b", "q4_k_m")]
+QUANTS = {"q6_k": gguf.LlamaFileType.MOSTLY_Q6_K, "q4_k_m": gguf.LlamaFileType.MOSTLY_Q4_K_M, "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}
 ROPE_THETA, RMS_EPS = 500000.0, 1e-5
 Q6_K_BLOCK, Q6_K_BYTES = 256, 210  # ql[128] qh[64] scales[16] (int8) d (fp16)
 WEIGHT_STD = 0.02                  # about what trained LLaMA projections have
@@ -72,38 +81,50 @@ def random_q4_k(rng:np.random.Generator, rows:int, cols:int) -> np.ndarray:
   blocks[:, 2:4] = (d * 0.5).astype(np.float16).view(np.uint8).reshape(-1, 2)
   return blocks.reshape(rows, -1)
 
+def head_dim(p:dict) -> int: return p.get("head_dim", p["dim"] // p["n_heads"])
+
+def random_q8_0(rng:np.random.Generator, rows:int, cols:int) -> np.ndarray:
+  """Q8_0 blocks as a (rows, cols/32*34) uint8 array: a small positive d, then 32 random int8 quants (rms ~74)."""
+  blocks = rng.integers(0, 256, (rows * cols // 32, 34), dtype=np.uint8)
+  blocks[:, 0:2] = (rng.uniform(0.8, 1.2, len(blocks)) * WEIGHT_STD / 74).astype(np.float16).view(np.uint8).reshape(-1, 2)
+  return blocks.reshape(rows, -1)
+
 def tensor_shapes(p:dict) -> dict[str, tuple[int, ...]]:
   """name -> numpy shape (rows, cols) of each tensor, in the published file's order."""
-  head_dim, vocab = p["dim"] // p["n_heads"], p["n_normal"] + p["n_special"]
-  shapes: dict[str, tuple[int, ...]] = {"rope_freqs.weight": (head_dim // 2,), "token_embd.weight": (vocab, p["dim"])}
+  hd, vocab, qwen3 = head_dim(p), p["n_normal"] + p["n_special"], p.get("arch") == "qwen3"
+  shapes: dict[str, tuple[int, ...]] = {} if qwen3 else {"rope_freqs.weight": (hd // 2,)}
+  shapes["token_embd.weight"] = (vocab, p["dim"])
   for i in range(p["n_layers"]):
     shapes |= {f"blk.{i}.attn_norm.weight": (p["dim"],), f"blk.{i}.ffn_down.weight": (p["dim"], p["ffn"]),
                f"blk.{i}.ffn_gate.weight": (p["ffn"], p["dim"]), f"blk.{i}.ffn_up.weight": (p["ffn"], p["dim"]),
-               f"blk.{i}.ffn_norm.weight": (p["dim"],), f"blk.{i}.attn_k.weight": (p["n_kv_heads"] * head_dim, p["dim"]),
-               f"blk.{i}.attn_output.weight": (p["dim"], p["dim"]), f"blk.{i}.attn_q.weight": (p["dim"], p["dim"]),
-               f"blk.{i}.attn_v.weight": (p["n_kv_heads"] * head_dim, p["dim"])}
-  return shapes | {"output_norm.weight": (p["dim"],)}  # no output.weight: LLaMA 3.2 ties it to token_embd
+               f"blk.{i}.ffn_norm.weight": (p["dim"],), f"blk.{i}.attn_k.weight": (p["n_kv_heads"] * hd, p["dim"]),
+               f"blk.{i}.attn_output.weight": (p["dim"], p["n_heads"] * hd), f"blk.{i}.attn_q.weight": (p["n_heads"] * hd, p["dim"]),
+               f"blk.{i}.attn_v.weight": (p["n_kv_heads"] * hd, p["dim"])}
+    if qwen3: shapes |= {f"blk.{i}.attn_k_norm.weight": (hd,), f"blk.{i}.attn_q_norm.weight": (hd,)}
+  # LLaMA 3.2 and Qwen3 1.7B tie the output projection to token_embd
+  return shapes | {"output_norm.weight": (p["dim"],)} | ({} if p.get("tied", True) else {"output.weight": (vocab, p["dim"])})
 
 def write_llama_gguf(path:str|pathlib.Path, preset:str="tiny", quant:str="q6_k", seed:int=0) -> pathlib.Path:
   p, rng, path = PRESETS[preset], np.random.default_rng(seed), pathlib.Path(path)
-  head_dim, vocab = p["dim"] // p["n_heads"], p["n_normal"] + p["n_special"]
-  w = gguf.GGUFWriter(path, "llama")
-  w.add_name(p["name"]); w.add_file_type(gguf.LlamaFileType.MOSTLY_Q4_K_M if quant == "q4_k_m" else gguf.LlamaFileType.MOSTLY_Q6_K); w.add_quantization_version(gguf.GGML_QUANT_VERSION)
+  hd, vocab, arch = head_dim(p), p["n_normal"] + p["n_special"], p.get("arch", "llama")
+  w = gguf.GGUFWriter(path, arch)
+  w.add_name(p["name"]); w.add_file_type(QUANTS[quant]); w.add_quantization_version(gguf.GGML_QUANT_VERSION)
   w.add_block_count(p["n_layers"]); w.add_context_length(p["context"]); w.add_embedding_length(p["dim"])
   w.add_feed_forward_length(p["ffn"]); w.add_head_count(p["n_heads"]); w.add_head_count_kv(p["n_kv_heads"])
-  w.add_rope_freq_base(ROPE_THETA); w.add_layer_norm_rms_eps(RMS_EPS); w.add_key_length(head_dim); w.add_value_length(head_dim)
-  w.add_vocab_size(vocab); w.add_rope_dimension_count(head_dim)
+  w.add_rope_freq_base(p.get("rope_theta", ROPE_THETA)); w.add_layer_norm_rms_eps(RMS_EPS); w.add_key_length(hd); w.add_value_length(hd)
+  w.add_vocab_size(vocab); w.add_rope_dimension_count(hd)
   normal, merges = byte_level_vocab(p["n_normal"])
-  w.add_tokenizer_model("gpt2"); w.add_tokenizer_pre("llama-bpe")
+  w.add_tokenizer_model("gpt2"); w.add_tokenizer_pre("qwen2" if arch == "qwen3" else "llama-bpe")
   w.add_token_list(normal + llama3_special_tokens(p["n_special"]))
   w.add_token_types([gguf.TokenType.NORMAL] * p["n_normal"] + [gguf.TokenType.CONTROL] * p["n_special"])
   w.add_token_merges(merges)
   w.add_bos_token_id(p["n_normal"]); w.add_eos_token_id(p["n_normal"] + 9)  # <|begin_of_text|>, <|eot_id|>
   for name, shape in tensor_shapes(p).items():
-    if name == "rope_freqs.weight": w.add_tensor(name, llama3_rope_freqs(head_dim))
+    if name == "rope_freqs.weight": w.add_tensor(name, llama3_rope_freqs(hd))
     elif len(shape) == 1: w.add_tensor(name, np.ones(shape, np.float32))
-    # q4_k_m as llama.cpp's quantize makes it for a 1B: attn_v, ffn_down and the token embedding stay Q6_K
-    elif quant == "q4_k_m" and not any(k in name for k in ("attn_v", "ffn_down", "token_embd")):
+    elif quant == "q8_0": w.add_tensor(name, random_q8_0(rng, *shape), raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+    # q4_k_m as llama.cpp's quantize makes it for a 1B: attn_v, ffn_down, the token embedding and the output stay Q6_K
+    elif quant == "q4_k_m" and not any(k in name for k in ("attn_v", "ffn_down", "token_embd")) and name != "output.weight":
       w.add_tensor(name, random_q4_k(rng, *shape), raw_dtype=gguf.GGMLQuantizationType.Q4_K)
     else: w.add_tensor(name, random_q6_k(rng, *shape), raw_dtype=gguf.GGMLQuantizationType.Q6_K)
   w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
@@ -112,7 +133,7 @@ def write_llama_gguf(path:str|pathlib.Path, preset:str="tiny", quant:str="q6_k",
 if __name__ == "__main__":
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("--preset", choices=list(PRESETS), default="tiny")
-  ap.add_argument("--quant", choices=["q6_k", "q4_k_m"], default="q6_k")
+  ap.add_argument("--quant", choices=list(QUANTS), default="q6_k")
   ap.add_argument("--seed", type=int, default=0)
   ap.add_argument("--out", required=True)
   args = ap.parse_args()

@@ -56,3 +56,20 @@ def test_the_transformer_decodes_from_it(tiny):
   model, kv = Transformer.from_gguf(Tensor(tiny).to("CPU"), max_context=32)
   out = [next(g) for g in [model.generate([kv["tokenizer.ggml.bos_token_id"], 300, 301])] for _ in range(3)]
   assert all(0 <= t < kv["llama.vocab_size"] for t in out)
+
+def test_qwen3_q8_0_has_qwen3s_tensors_and_decodes(tmp_path, monkeypatch):
+  # Qwen3's shape at the tiny size: heads of 128 wider than dim / heads, q and k norms, no rope_freqs; every matrix Q8_0
+  monkeypatch.setitem(PRESETS, "tiny-qwen3", dict(PRESETS["tiny"], arch="qwen3", head_dim=128, rope_theta=1e6, tied=False))
+  path = write_llama_gguf(tmp_path / "q3.gguf", "tiny-qwen3", "q8_0", seed=1)
+  reader = gguf.GGUFReader(path)
+  assert {t.name: tuple(int(d) for d in reversed(t.shape)) for t in reader.tensors} == tensor_shapes(PRESETS["tiny-qwen3"])
+  assert "blk.0.attn_q_norm.weight" in tensor_shapes(PRESETS["tiny-qwen3"]) and "output.weight" in tensor_shapes(PRESETS["tiny-qwen3"])
+  assert {t.tensor_type for t in reader.tensors if len(t.shape) == 2} == {gguf.GGMLQuantizationType.Q8_0}
+  ours = np.concatenate([gguf.quants.dequantize(t.data, t.tensor_type).reshape(-1) for t in reader.tensors if len(t.shape) == 2])
+  assert np.isfinite(ours).all() and 0.5 * WEIGHT_STD < ours.std() < 2 * WEIGHT_STD
+  model, kv = Transformer.from_gguf(Tensor(path).to("CPU"), max_context=32)
+  assert kv["general.architecture"] == "qwen3" and all(0 <= t < kv["qwen3.vocab_size"] for t, _ in zip(model.generate([1, 300, 301]), range(2)))
+
+def test_the_zoo_is_the_decode_tables_models():
+  from synth_gguf import ZOO, QUANTS
+  assert all(p in PRESETS and q in QUANTS for p, q in ZOO) and ("llama-3.1-8b", "q4_k_m") in ZOO and ("qwen3-1.7b", "q4_k_m") in ZOO
