@@ -29,6 +29,41 @@ def test_matvec(typ):
   x = rng.standard_normal(w.shape[1]).astype(np.float32)
   np.testing.assert_allclose(nv.matvec(Tensor(raw.reshape(-1)), typ, Tensor(x), rows).numpy(), w @ x, rtol=1e-5, atol=1e-5 * np.abs(w @ x).max())
 
+@pytest.mark.parametrize("prefix", [0, 4])
+def test_rows_of_ropes_permutation(prefix):
+  # from_gguf's RoPE permutation of llama's q (2 heads of 16, the first prefix dims of a head not turned): each row is a row of the file
+  deq = Tensor.empty(32, 8)
+  w = deq.reshape(2, 16, 8)
+  w = w[:, :prefix].cat(w[:, prefix:].rearrange("n (h two) d -> n (two h) d", two=2), dim=1).reshape(-1, 8)
+  want = np.arange(32).reshape(2, 16)
+  want = np.concatenate([want[:, :prefix], want[:, prefix:].reshape(2, -1, 2).transpose(0, 2, 1).reshape(2, -1)], 1).reshape(-1)
+  assert nv.rows_of(w.uop, deq.uop) == want.tolist()
+  assert nv.rows_of(deq.uop, deq.uop) == list(range(32)) and nv.rows_of(deq[2:6].uop, deq.uop) == [2, 3, 4, 5]
+  # rows of zeros, rows summed, columns moved: not a weight's rows
+  assert nv.rows_of(deq.pad(((0, 2), (0, 0))).uop, deq.uop) is None and nv.rows_of((deq + deq.flip(0)).uop, deq.uop) is None
+  assert nv.rows_of(deq.shrink(((0, 32), (0, 4))).uop, deq.uop) is None
+
+@pytest.mark.parametrize("typ", [nv.Q8_0, nv.Q4_K])
+def test_matvec_of_experts(typ):
+  # the rows of 3 of 6 experts picked on the device, times one x for all or one a pick
+  rng, (bs, _, _) = np.random.default_rng(typ), nv.QUANTS[typ]
+  E, rows, cols, sel = 6, 8, 2 * bs, [4, 1, 4]
+  raw = random_blocks(rng, E * rows * cols // bs, typ)
+  w = gguf.quants.dequantize(raw, gguf.GGMLQuantizationType(typ)).reshape(E, rows, cols).astype(np.float64)
+  x, picks = rng.standard_normal((3, cols)).astype(np.float32), Tensor(sel, dtype=dtypes.int32)
+  for xs in (x[:1], x):
+    got = nv.matvec(Tensor(raw.reshape(-1)), typ, Tensor(xs), rows, sel=picks).numpy().reshape(3, rows)
+    want = np.stack([w[s] @ xs[i % len(xs)] for i, s in enumerate(sel)])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+def test_matvec_stores_rows_in_order():
+  rng, typ = np.random.default_rng(0), nv.Q8_0
+  raw = random_blocks(rng, 16, typ)
+  w = gguf.quants.dequantize(raw, gguf.GGMLQuantizationType(typ)).reshape(8, -1).astype(np.float64)
+  x, order = rng.standard_normal(w.shape[1]).astype(np.float32), [3, 0, 7, 7, 1, 2, 6, 5]
+  got = nv.matvec(Tensor(raw.reshape(-1)), typ, Tensor(x), 8, order=Tensor(order, dtype=dtypes.int32)).numpy()
+  np.testing.assert_allclose(got, (w @ x)[order], rtol=1e-5, atol=1e-5 * np.abs(w @ x).max())
+
 @pytest.mark.parametrize("typ", TYPES)
 def test_matvec_is_one_kernel(typ):
   raw, x = Tensor(random_blocks(np.random.default_rng(typ), 64, typ).reshape(-1)).realize(), Tensor.ones(64*nv.QUANTS[typ][0]//16).realize()

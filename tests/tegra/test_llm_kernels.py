@@ -52,15 +52,31 @@ def test_argmax_takes_the_first_largest(dev):
   x[0, 262000] = 9.0
   assert nv.argmax(Tensor(x, device="NV")).tolist() == [[262000]]
 
-@pytest.mark.parametrize("heads,kv_heads,hd", [(4, 2, 64), (6, 6, 64), (8, 2, 128), (16, 2, 64)])
-def test_attention(dev, heads, kv_heads, hd):
+def _rope(x:np.ndarray, f:np.ndarray) -> np.ndarray:
+  # model.py's apply_rope on the first len(f) dims: f is cos, then sin
+  (cos, sin), h = np.split(f, 2), len(f) // 2
+  return np.concatenate([x[..., :h] * cos - x[..., h:2*h] * sin, x[..., h:2*h] * cos + x[..., :h] * sin, x[..., 2*h:]], -1)
+
+@pytest.mark.parametrize("heads,kv_heads,hd,rope_dim,normed", [(4, 2, 64, 64, False), (6, 6, 64, 64, False), (8, 2, 128, 128, True),
+                                                                (16, 2, 64, 64, False), (8, 1, 64, 32, True)])
+def test_attention(dev, heads, kv_heads, hd, rope_dim, normed):
+  # q and k (a head RMS normed: Qwen3's qk_norm) turned by RoPE, k and v stored into the cache at start_pos, attention over it up to
+  # there: GQA 1-8, a partial RoPE
+  from tinygrad import nn
   rng, ctx = np.random.default_rng(heads), 256
-  q, kv = rng.standard_normal((1, heads, 1, hd)).astype(np.float32), rng.standard_normal((2, 1, kv_heads, ctx, hd)).astype(np.float32)
-  v = UOp.variable("start_pos", 0, ctx-1)
+  cache = rng.standard_normal((2, 1, kv_heads, ctx, hd)).astype(np.float32)
+  f = rng.standard_normal((ctx, rope_dim)).astype(np.float32)
+  norms = [nn.RMSNorm(hd, 1e-6) for _ in range(2 if normed else 0)]
+  for n in norms: n.weight = Tensor(rng.uniform(0.5, 1.5, hd).astype(np.float16), device="NV")
+  def norm(x, i): return x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * norms[i].weight.numpy().astype(np.float32) if norms else x
+  cache_t, f_t, v = Tensor(cache, device="NV"), Tensor(f, device="NV"), UOp.variable("start_pos", 0, ctx-1)
   for sp in (0, 5, 130):
-    got = nv.attention(Tensor(q, device="NV"), Tensor(kv, device="NV"), v.bind(sp)).numpy()[0, :, 0]
-    k, vv = (np.repeat(kv[i, 0, :, :sp+1], heads // kv_heads, 0) for i in (0, 1))
-    s = np.einsum("hd,hjd->hj", q[0, :, 0], k) / np.sqrt(hd)
+    q, k, vn = (rng.standard_normal((1, n, 1, hd)).astype(np.float32) for n in (heads, kv_heads, kv_heads))
+    got = nv.attention(*(Tensor(t, device="NV") for t in (q, k, vn)), cache_t, f_t, v.bind(sp), *norms).numpy()[0, :, 0]
+    cache[0, 0, :, sp], cache[1, 0, :, sp] = _rope(norm(k[0, :, 0], 1), f[sp]), vn[0, :, 0]
+    np.testing.assert_allclose(cache_t.numpy(), cache, atol=1e-5)
+    kk, vv = (np.repeat(cache[i, 0, :, :sp+1], heads // kv_heads, 0) for i in (0, 1))
+    s = np.einsum("hd,hjd->hj", _rope(norm(q[0, :, 0], 0), f[sp]), kk) / np.sqrt(hd)
     p = np.exp(s - s.max(-1, keepdims=True))
     np.testing.assert_allclose(got, np.einsum("hj,hjd->hd", p / p.sum(-1, keepdims=True), vv), atol=1e-5)
 
@@ -81,13 +97,15 @@ def test_iq4_xs_decodes_through_the_matvec(dev, tmp_path):
   assert toks(m) == want
   assert all(l.blocks[1] == nv.IQ4_XS for b in m.blk for l in (b.attn_q, b.attn_k, b.attn_v, b.attn_output, b.ffn_gate, b.ffn_up, b.ffn_down))
 
-def test_qwen3_decodes_through_the_kernels(dev, tmp_path):
-  # heads of 128, q and k normed before RoPE: the one-kernel attention and the GLU give the CPU's tokens
+def test_qwen3_moe_decodes_through_the_kernels(dev, tmp_path):
+  # Qwen3-MoE: heads of 128, q and k normed before RoPE, 2 of 4 experts a token: the one-kernel attention, the experts' GLU and down
+  # matvecs give the CPU's tokens
   from tinygrad.llm.model import Transformer
-  path = tiny_llama(tmp_path / "qwen3.gguf", nv.Q4_K, qwen3=True)
+  path = tiny_llama(tmp_path / "qwen3moe.gguf", nv.Q4_K, moe=True)
   def toks(m): return [t for t, _ in zip(m.generate([0, 5, 9]), range(2))]
   with Context(DEV="CPU"): want = toks(Transformer.from_gguf(path, max_context=16)[0])
-  assert toks(Transformer.from_gguf(path, max_context=16)[0]) == want
+  assert toks(m:=Transformer.from_gguf(path, max_context=16)[0]) == want
+  assert all(getattr(b, f"ffn_{n}_exps").blocks[1] == nv.Q4_K for b in m.blk for n in ("gate", "up", "down"))
 
 def test_smollm2_decodes_paris_through_the_kernels(dev):
   # master's LLM app on the Orin: SmolLM2's Q4_1 projections and Q8_0 head, its norms, attention and greedy token in our kernels
