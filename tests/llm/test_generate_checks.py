@@ -1,5 +1,6 @@
 # tinygrad/llm/model.py: Transformer.generate() and from_gguf() refuse what they cannot answer, and generators on one model keep to their own tokens
 import pytest
+from tinygrad import Tensor, UOp
 from tinygrad.device import Buffer
 from tinygrad.llm.model import Transformer
 
@@ -37,3 +38,18 @@ def test_tokens_read_a_copy_for_several_steps(model, monkeypatch):
     return read(buf, *args, **kwargs)
   monkeypatch.setattr(Buffer, "as_memoryview", spy)
   assert len(list(model.generate([0, 5, 9]))) == 13 and reads == [1, 1, 1, 2, 4, 4]
+
+def test_decode_steps_copy_no_input(model, monkeypatch):
+  # a decode step reads the token the step before left in `sampled`: a JIT input the JIT itself wrote is copied before every replay
+  from tinygrad.engine import jit
+  copies, copy = [], jit._copy_input
+  monkeypatch.setattr(jit, "_copy_input", lambda u: copies.append(u) or copy(u))
+  assert len(list(model.generate([0, 5, 9]))) == 13 and copies == []
+
+def test_decode_step_takes_the_callers_token(tiny_gguf, model):
+  # a token passed to the model, not the one its last call returned, is the one decoded
+  m, temp, v = Transformer.from_gguf(tiny_gguf, max_context=16)[0], Tensor([0.0]), UOp.variable("start_pos", 0, 15)
+  out = m(Tensor([[0, 5, 9]], dtype="int32"), v.bind(0), temp)
+  mine = [(out.item() + 1 + i) % 320 for i in range(3)]
+  got = [m(Tensor([[t]], dtype="int32"), v.bind(3 + i), temp).item() for i, t in enumerate(mine)]
+  assert got == [next(model.generate([0, 5, 9] + mine[:i+1])) for i in range(3)]

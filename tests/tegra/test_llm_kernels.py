@@ -4,6 +4,7 @@ import functools, pathlib, sys
 import numpy as np, pytest, gguf
 from tinygrad import Tensor, UOp, Context, dtypes
 from tinygrad.llm.gguf import ggml_data_to_tensor
+from tinygrad.uop.ops import Ops
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "llm"), str(HERE.parents[1] / "scripts")]
 from llm_helpers import random_blocks, tiny_llama
@@ -51,6 +52,11 @@ def test_argmax_takes_the_first_largest(dev):
   x = np.random.default_rng(1).standard_normal((1, 262144)).astype(np.float32)
   x[0, 262000] = 9.0
   assert nv.argmax(Tensor(x, device="NV")).tolist() == [[262000]]
+
+def test_argmax_of_a_long_row_takes_a_workgroup_a_1024_values(dev):
+  # one workgroup scanning a 128k vocabulary is a long tail of the step on a big GPU: each of 126 picks its largest, one the largest of those
+  calls = [u.src[0].arg.name for u in nv.argmax(Tensor.empty(1, 128256, device="NV")).uop.toposort() if u.op is Ops.CALL]
+  assert calls == ["argmax_keys_128256", "argmax_126"]
 
 def _rope(x:np.ndarray, f:np.ndarray) -> np.ndarray:
   # model.py's apply_rope on the first len(f) dims: f is cos, then sin
