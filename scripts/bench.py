@@ -122,19 +122,29 @@ def bench_mlp(dev:str, sz:dict) -> list[dict]:
   return rows
 
 def profile_token(gen) -> dict:
-  """Per-kernel device time of one decode step, summed by kernel name with the tensor ops that made it (needs JIT=2: no graph)."""
+  """Per-kernel device time of a decode step, summed by kernel name with the tensor ops that made it (needs JIT=2: no graph)."""
   import contextlib, io, re
   from tinygrad.helpers import Context
-  with contextlib.redirect_stdout(buf:=io.StringIO()), Context(DEBUG=2): next(gen)
   by_kernel: dict[str, list] = {}
-  for line in re.sub(r"\x1b\[[0-9;]*m", "", buf.getvalue()).splitlines():
-    if not (m := re.match(r"\*\*\* \S+\s+\d+ (\S+)\s.* tm\s+([\d.]+)(us|ms|s)/.*?GB/s\)\s*(.*)$", line)): continue
-    us = float(m[2]) * {"us": 1, "ms": 1e3, "s": 1e6}[m[3]]
-    k = by_kernel.setdefault(m[1], [0, 0.0, m[4]]); k[0] += 1; k[1] += us
-  total = sum(v[1] for v in by_kernel.values())
+  # generate queues several steps a read, and hands out the others' tokens without running a kernel: ask until a step runs
+  for _ in range(64):
+    with contextlib.redirect_stdout(buf:=io.StringIO()), Context(DEBUG=2): next(gen)
+    for line in re.sub(r"\x1b\[[0-9;]*m", "", buf.getvalue()).splitlines():
+      if not (m := re.match(r"\*\*\* \S+\s+\d+ (\S+)\s.* tm\s+([\d.]+)(us|ms|s)/.*?GB/s\)\s*(.*)$", line)): continue
+      us = float(m[2]) * {"us": 1, "ms": 1e3, "s": 1e6}[m[3]]
+      k = by_kernel.setdefault(m[1], [0, 0.0, m[4]]); k[0] += 1; k[1] += us
+    if by_kernel: break
+  # the steps run are the launches of the kernel that runs least, once a step
+  steps = min((v[0] for v in by_kernel.values()), default=1)
   top = sorted(by_kernel.items(), key=lambda kv: -kv[1][1])
-  return dict(kernels=sum(v[0] for v in by_kernel.values()), total_us=total,
-              top=[dict(name=n, count=c, us=round(t, 1), ops=meta) for n,(c,t,meta) in top[:40]])
+  return dict(steps=steps, kernels=sum(v[0] for v in by_kernel.values()) / steps, total_us=sum(v[1] for v in by_kernel.values()) / steps,
+              top=[dict(name=n, count=c / steps, us=round(t / steps, 1), ops=meta) for n,(c,t,meta) in top[:40]])
+
+def linear_kernels(linear) -> int:
+  """the kernel launches of master's captured JIT: a graph's call holds the linear of those it batches"""
+  from tinygrad.uop.ops import Ops
+  return sum(linear_kernels(c.src[0].src[0]) if c.src[0].op is Ops.CUSTOM_FUNCTION and c.src[0].arg == "graph" else int(c.src[0].op is Ops.PROGRAM)
+             for c in linear.src)
 
 def decode_from(model, token:int, pos:int):
   """greedy decode from position pos over the KV cache as it is (zeros when fresh): a step at context pos reads the cache as after a prompt
@@ -149,10 +159,13 @@ def decode_from(model, token:int, pos:int):
 def bench_prefill(model, n:int, dev:str) -> dict:
   """a prompt of n tokens at position 0 as Transformer.generate runs it (model(), through the JIT of its length where the build has one):
   the best of runs 3-4, after a first that compiles and a second that captures; every run's time is kept"""
+  import inspect
   from tinygrad import Tensor, Device
   toks, ts = Tensor([[1000 + i % 5000 for i in range(n)]], dtype="int32"), []
+  # master's model takes the sampling temperature (0: greedy) as a Tensor; v0.12.0's app has none
+  temp = [Tensor([0.0])] if "temperature" in inspect.signature(model.__call__).parameters else []
   for _ in range(4):
-    Device[dev].synchronize(); st = time.perf_counter(); model(toks, 0).item(); ts.append(time.perf_counter() - st)
+    Device[dev].synchronize(); st = time.perf_counter(); model(toks, 0, *temp).item(); ts.append(time.perf_counter() - st)
   progress(f"{dev} prefill {n}: {n/min(ts[2:]):.0f} tok/s, first {ts[0]:.1f} s, second {ts[1]:.2f} s")
   return dict(suite="llm", name=f"prefill {n}", value=n/min(ts[2:]), unit="tok/s", prompt_len=n, first_s=ts[0], times_s=ts)
 
@@ -196,8 +209,9 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
     names = sorted({r.p.name for r in getattr(realize, "method_cache", {}).values() if hasattr(r, "p")})
     # a graphed JIT launches its kernels as one batch: count what is inside
     jit = getattr(model, "forward_jit", None) or model.rollout_jit
-    jit_items = getattr(jit.captured, "jit_cache", []) if jit.captured is not None else []   # master's JIT keeps no jit_cache: GlobalCounters
-    kernels = sum(len(getattr(ei.prg, "jit_cache", [ei])) for ei in jit_items) or (kernels if jit_items or profile else "-")
+    jit_items = getattr(jit.captured, "jit_cache", []) if jit.captured is not None else []
+    kernels = sum(len(getattr(ei.prg, "jit_cache", [ei])) for ei in jit_items) or \
+      (linear_kernels(jit.captured._linear) if hasattr(jit.captured, "_linear") else kernels if jit_items or profile else "-")
     # generate reads its tokens up to DECODE_AHEAD steps at a time (one next() carries them, the others return at once): a token's time is the
     # mean of a window of that many, every window holding one read; fewer than two windows' tokens make one window
     w = next((m.DECODE_AHEAD for n in ("tinygrad.apps.llm", "tinygrad.llm.model") if hasattr(m:=sys.modules.get(n), "DECODE_AHEAD")), 1)
@@ -440,6 +454,11 @@ def main():
   sms_list = [s for s in args.sms.split(",") if s] or ["all"]
   total = sms_seen(None) if sms_list != ["all"] else None
   results: list[dict] = []
+  def save():
+    # after every model, so that a run cut short keeps what it measured
+    report = dict(when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), host=platform.node(), cpu=platform.processor() or platform.machine(),
+                  gpu=gpu_name(), full=args.full, command=" ".join(sys.argv), results=results)
+    (out / "bench.json").write_text(json.dumps(report, indent=1))
   for sms in sms_list:
     mps = MPS() if sms != "all" else None
     with mps or contextlib.nullcontext():
@@ -459,9 +478,8 @@ def main():
             results.append(dict(**run_worker(args, dev, env), build=b["label"], build_env=b["env"], **tag))
         if args.llama_bench:
           results.append(dict(**llama_bench(args.llama_bench, cast(str, args.gguf), base_env, args.llama_reps), build="llama.cpp", **tag))
-  report = dict(when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), host=platform.node(), cpu=platform.processor() or platform.machine(),
-                gpu=gpu_name(), full=args.full, command=" ".join(sys.argv), results=results)
-  (out / "bench.json").write_text(json.dumps(report, indent=1))
+        save()
+  save()
   side_by_side = len(builds) > 1 or len(sms_list) > 1 or args.llama_bench or args.zoo
   md = (proxy_table(results) if side_by_side else table(results)) + "\n"
   (out / "bench.md").write_text(md)

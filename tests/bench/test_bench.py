@@ -1,4 +1,4 @@
-import json, pathlib, subprocess, sys
+import json, os, pathlib, subprocess, sys
 import pytest
 
 SCRIPTS = pathlib.Path(__file__).resolve().parents[2] / "scripts"
@@ -32,6 +32,20 @@ def test_llm_decode_from_a_start_position(tmp_path):
   report = run_bench(tmp_path, "--devices", "CPU", "--only", "llm", "--warmup", "2", "--tokens", "4", "--max-context", "64", "--start-pos", "48")
   (row,) = report["results"][0]["rows"]
   assert row["value"] > 0 and row["start_pos"] == 48 and row["prompt_len"] == 0 and row["name"].endswith(" @48")
+
+def test_llm_prefill_and_profile_through_masters_app(tmp_path):
+  # master's model takes the sampling temperature: --prefill times a prompt through python -m tinygrad.llm's Transformer. Its generate
+  # hands out queued steps' tokens without a kernel: --profile after 14 tokens (mid-way through 8 queued) still times a step's kernels,
+  # as many as the captured JIT launches
+  env = {**os.environ, "PYTHONPATH": str(SCRIPTS.parent / "build" / "master" / "tinygrad")}
+  subprocess.run([sys.executable, str(SCRIPTS / "bench.py"), "--out", str(tmp_path), "--devices", "CPU", "--only", "llm", "--warmup", "6",
+                  "--tokens", "8", "--max-context", "64", "--prefill", "8", "--profile"], check=True, timeout=600, env=env)
+  rows = json.loads((tmp_path / "bench.json").read_text())["results"][0]["rows"]
+  assert [r["name"] for r in rows if r["name"].startswith("prefill")] == ["prefill 8"] and all(r["value"] > 0 for r in rows)
+  prof = next(r["profile"] for r in rows if "profile" in r)
+  assert prof["steps"] >= 1 and prof["kernels"] > 10 and prof["total_us"] > 0
+  # kernels a step: the launches of master's captured JIT
+  assert next(r["kernels_per_token"] for r in rows if "profile" in r) == prof["kernels"]
 
 def test_table_and_plot_cover_every_device(tmp_path):
   results = [dict(device="CUDA", rows=[dict(suite="matmul", name="matmul half 256", value=1.5, unit="GFLOPS")]),
