@@ -53,3 +53,15 @@ def test_decode_step_takes_the_callers_token(tiny_gguf, model):
   mine = [(out.item() + 1 + i) % 320 for i in range(3)]
   got = [m(Tensor([[t]], dtype="int32"), v.bind(3 + i), temp).item() for i, t in enumerate(mine)]
   assert got == [next(model.generate([0, 5, 9] + mine[:i+1])) for i in range(3)]
+
+def test_no_float_copy_of_the_weights_stays_after_prompts_and_decode(tiny_gguf):
+  # the weights stay the file's blocks: what a prompt of two chunks and decode steps leave allocated is the file, the KV cache and
+  # activations, far under the half-precision weights a dequantized copy would add
+  from tinygrad import GlobalCounters
+  from tinygrad.nn.state import get_state_dict
+  before = GlobalCounters.mem_used
+  gen = (m:=Transformer.from_gguf(tiny_gguf, max_context=64)[0]).generate(list(range(1, 40)))
+  for _ in range(6): next(gen)
+  kv = sum(b.cache_kv.nbytes() for b in m.blk)
+  half = sum(v.numel() * 2 for k, v in get_state_dict(m).items() if k.endswith("weight") and v.ndim == 2)
+  assert GlobalCounters.mem_used - before - tiny_gguf.stat().st_size - kv < half // 4
