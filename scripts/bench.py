@@ -454,11 +454,10 @@ def main():
   sms_list = [s for s in args.sms.split(",") if s] or ["all"]
   total = sms_seen(None) if sms_list != ["all"] else None
   results: list[dict] = []
+  meta = dict(host=platform.node(), cpu=platform.processor() or platform.machine(), gpu=gpu_name(), full=args.full, command=" ".join(sys.argv))
   def save():
     # after every model, so that a run cut short keeps what it measured
-    report = dict(when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), host=platform.node(), cpu=platform.processor() or platform.machine(),
-                  gpu=gpu_name(), full=args.full, command=" ".join(sys.argv), results=results)
-    (out / "bench.json").write_text(json.dumps(report, indent=1))
+    (out / "bench.json").write_text(json.dumps(dict(when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **meta, results=results), indent=1))
   for sms in sms_list:
     mps = MPS() if sms != "all" else None
     with mps or contextlib.nullcontext():
