@@ -11,8 +11,9 @@ def step_kernels(gguf:pathlib.Path, *args:str) -> list[str]:
 def kernels(tiny_gguf) -> dict[bool, list[str]]: return {False: step_kernels(tiny_gguf), True: step_kernels(tiny_gguf, "--nv")}
 
 def test_a_matvec_is_one_kernel(kernels):
-  # 5 projections of 2 blocks (q and k with their rows moved for RoPE) and the head; gate and up with their SiLU one kernel
-  assert sum(k.startswith("qmatvec_") for k in kernels[True]) == 2 * 5 + 1 and sum(k.startswith("qglu_") for k in kernels[True]) == 2
+  # q, k and v of a block one kernel (q and k with their rows moved for RoPE), o and down, and the head; gate and up with their SiLU one
+  assert sum(k.startswith("qmatvec_") for k in kernels[True]) == 2 * 3 + 1 and sum(k.startswith("qglu_") for k in kernels[True]) == 2
+  assert collections.Counter(kernels[True])["qmatvec_14_512_256"] == 2
 
 def test_a_norm_is_one_kernel(kernels):
   # attn_norm and ffn_norm of 2 blocks and output_norm, and no copy of a norm's weight each step
@@ -25,16 +26,17 @@ def test_attention_and_the_token_are_one_kernel_each(kernels):
   assert names["attention_4_2_64"] == 2 and names["argmax_320"] == 1 and not any(k.startswith("r_") for k in names)
 
 def test_kernel_counts(kernels):
-  # master 16 a block + 5; here 10 a block + 10: a matvec does not fuse the norm before it, which runs once, not once a row; q and k
-  # come out in RoPE's order, turned, stored into the KV cache and attended in one kernel, whose output is the o projection's input as
-  # it is; the residual before ffn_norm is added in the norm where both its terms are buffers (not in block 0, whose input is the
-  # embedding's lookup); gate, up, SiLU and their product are one kernel. Both store the token in `sampled`, which the step reads its
-  # token from, through a copy of it
-  assert len(kernels[False]) == 37 and len(kernels[True]) == 30
+  # master 16 a block + 5; here 8 a block + 10: a matvec does not fuse the norm before it, which runs once, not once a row; q, k and v
+  # are one kernel, q and k come out in RoPE's order, turned, stored into the KV cache and attended in one kernel, whose output is the
+  # o projection's input as it is; the residual before ffn_norm is added in the norm where both its terms are buffers (not in block 0,
+  # whose input is the embedding's lookup); gate, up, SiLU and their product are one kernel. Both store the token in `sampled`, which
+  # the step reads its token from, through a copy of it
+  assert len(kernels[False]) == 37 and len(kernels[True]) == 26
 
 def test_qwen3_moe_attention_and_experts_are_one_kernel_each(tmp_path):
   # heads of 128 with q and k normed a head before RoPE (qk_norm): the norms are in the one-kernel attention (4 kernels fewer a block,
-  # 42 a step); the picked experts' gate and up are one GLU kernel and their down one matvec, reading the experts' blocks as stored
+  # 38 a step with q, k and v one kernel); the picked experts' gate and up are one GLU kernel and their down one matvec, reading the
+  # experts' blocks as stored
   from llm_helpers import tiny_llama
   names = collections.Counter(kernels:=step_kernels(tiny_llama(tmp_path / "q3moe.gguf", 14, moe=True), "--nv"))
-  assert names["attention_4_2_128"] == names["qglu_experts_14_1024_256"] == names["qmatvec_experts_14_512_1024"] == 2 and len(kernels) == 42
+  assert names["attention_4_2_128"] == names["qglu_experts_14_1024_256"] == names["qmatvec_experts_14_512_1024"] == 2 and len(kernels) == 38

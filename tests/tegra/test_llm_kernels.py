@@ -41,6 +41,23 @@ def test_glu(dev, typ):
   want = a / (1 + np.exp(-a)) * b
   np.testing.assert_allclose(nv.matvec(gate, typ, Tensor(x, device="NV"), 8, up=up).numpy(), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
+@pytest.mark.parametrize("typ", [nv.Q4_0, nv.Q8_0, nv.Q4_K, nv.Q6_K])
+def test_matvecs_of_weights_in_one_buffer(dev, typ):
+  # q, k and v of one x in one kernel: three weights at 4-byte aligned offsets of one buffer, q's and k's rows in an order
+  rng, (bs, nb, _) = np.random.default_rng(typ), nv.QUANTS[typ]
+  raws, orders = [random_blocks(rng, n * 4, typ) for n in (8, 4, 4)], [rng.permutation(8), rng.permutation(4), None]
+  ws = [gguf.quants.dequantize(r, gguf.GGMLQuantizationType(typ)).reshape(len(r) // 4, -1).astype(np.float64) for r in raws]
+  offs = [0, 4 * -(-(raws[0].size + 6) // 4), 0]
+  offs[2] = offs[1] + 4 * -(-(raws[1].size + 2) // 4)
+  buf = np.zeros(offs[2] + raws[2].size, np.uint8)
+  for r, o in zip(raws, offs): buf[o:o+r.size] = r.reshape(-1)
+  x = rng.standard_normal(bs * 4).astype(np.float32)
+  parts = [(len(w), o, None if od is None else Tensor(od.astype(np.int32), device="NV")) for w, o, od in zip(ws, offs, orders)]
+  got = nv.matvecs(Tensor(buf, device="NV"), typ, Tensor(x, device="NV"), parts)
+  for g, w, od in zip(got, ws, orders):
+    want = (w if od is None else w[od]) @ x
+    np.testing.assert_allclose(g.numpy(), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
 def test_argmax_takes_the_first_largest(dev):
   x = np.random.default_rng(0).standard_normal((1, 49152)).astype(np.float32)
   x[0, 30000] = x[0, 40000] = 9.0
