@@ -71,6 +71,10 @@ def test_matvec_is_one_kernel(typ):
   nv.matvec(raw, typ, x, 16).realize()
   assert GlobalCounters.kernel_count == 1
 
+def test_k_quants_with_6_bit_scales_read_words():
+  # Q4_K's and Q5_K's d, dmin and the 12 bytes of scales and mins are the block's first four words: no byte or half-word loads
+  assert nv.used_views(nv.Q4_K) == nv.used_views(nv.Q5_K) == (False, False, True)
+
 def test_matvec_lanes_are_a_warp():
   # on CUDA a row is a warp, 4 rows a workgroup, whose lanes' sums meet in shared memory in two rounds; a lane reads a block's quants as
   # 32-bit words and makes a float of each quant in one byte permute
