@@ -44,7 +44,7 @@ def test_glu(dev, typ):
 @pytest.mark.parametrize("typ", [nv.Q4_0, nv.Q8_0, nv.Q4_K, nv.Q6_K])
 def test_matvecs_of_weights_in_one_buffer(dev, typ):
   # q, k and v of one x in one kernel: three weights at 4-byte aligned offsets of one buffer, q's and k's rows in an order
-  rng, (bs, nb, _) = np.random.default_rng(typ), nv.QUANTS[typ]
+  rng, bs = np.random.default_rng(typ), nv.QUANTS[typ][0]
   raws, orders = [random_blocks(rng, n * 4, typ) for n in (8, 4, 4)], [rng.permutation(8), rng.permutation(4), None]
   ws = [gguf.quants.dequantize(r, gguf.GGMLQuantizationType(typ)).reshape(len(r) // 4, -1).astype(np.float64) for r in raws]
   offs = [0, 4 * -(-(raws[0].size + 6) // 4), 0]
