@@ -29,9 +29,10 @@ def test_kernel_counts(kernels):
   # master 16 a block + 5; here 8 a block + 10: a matvec does not fuse the norm before it, which runs once, not once a row; q, k and v
   # are one kernel, q and k come out in RoPE's order, turned, stored into the KV cache and attended in one kernel, whose output is the
   # o projection's input as it is; the residual before ffn_norm is added in the norm where both its terms are buffers (not in block 0,
-  # whose input is the embedding's lookup); gate, up, SiLU and their product are one kernel. Both store the token in `sampled`, which
-  # the step reads its token from, through a copy of it
-  assert len(kernels[False]) == 37 and len(kernels[True]) == 26
+  # whose input is the embedding's lookup); gate, up, SiLU and their product are one kernel; the residual after it is added at the down
+  # matvec's stores, whose output is the block's (not in block 0 either). Both store the token in `sampled`, which the step reads its
+  # token from, through a copy of it
+  assert len(kernels[False]) == 37 and len(kernels[True]) == 25
 
 def test_qwen3_moe_attention_and_experts_are_one_kernel_each(tmp_path):
   # heads of 128 with q and k normed a head before RoPE (qk_norm): the norms are in the one-kernel attention (4 kernels fewer a block,

@@ -64,6 +64,31 @@ def test_matvec_stores_rows_in_order():
   got = nv.matvec(Tensor(raw.reshape(-1)), typ, Tensor(x), 8, order=Tensor(order, dtype=dtypes.int32)).numpy()
   np.testing.assert_allclose(got, (w @ x)[order], rtol=1e-5, atol=1e-5 * np.abs(w @ x).max())
 
+@pytest.mark.parametrize("n", [1, 2])
+def test_matvec_adds_residuals_at_its_stores(n):
+  # a block's residual, a buffer or a sum of two, is added at the down matvec's stores: one kernel
+  rng, typ = np.random.default_rng(n), nv.Q6_K
+  raw = random_blocks(rng, 32, typ)
+  w = gguf.quants.dequantize(raw, gguf.GGMLQuantizationType(typ)).reshape(16, -1).astype(np.float64)
+  x, rs = rng.standard_normal(w.shape[1]).astype(np.float32), [rng.standard_normal(16).astype(np.float32) for _ in range(n)]
+  raw_t, x_t, rs_t = Tensor(raw.reshape(-1)).realize(), Tensor(x).realize(), [Tensor(r).realize() for r in rs]
+  GlobalCounters.reset()
+  got = nv.matvec(raw_t, typ, x_t, 16, residuals=tuple(rs_t)).realize()
+  assert GlobalCounters.kernel_count == 1
+  np.testing.assert_allclose(got.numpy(), sum(rs) + w @ x, rtol=1e-5, atol=1e-5 * np.abs(w @ x).max())
+
+@pytest.mark.parametrize("experts", [0, 3])
+def test_rows_read_from_a_buffer_keep_32_bit_addresses(experts):
+  # an order's or a pick's row is clamped to the rows there are, so the block addresses it scales stay 32-bit
+  rows, nb = 2048, nv.QUANTS[nv.Q6_K][1]
+  n = rows * (experts or 1) * 8
+  v8, v16 = UOp.placeholder((n*nb,), dtypes.uint8, 1), UOp.placeholder((n*nb//2,), dtypes.uint16, 2)
+  out, x, picks = UOp.placeholder((rows * (experts or 1),), dtypes.float, 0), UOp.placeholder((8*256,), dtypes.float, 3), UOp.placeholder((rows,), dtypes.int32, 4)
+  from tinygrad.codegen import to_program
+  from tinygrad.renderer.cstyle import CUDARenderer
+  kern = nv._matvec_kernel(out, v8, v16, x, picks, typ=nv.Q6_K, local=True, perm=True, rows_wg=4, split=1, unroll=2, experts=rows if experts else 0)
+  assert "long" not in to_program(kern, CUDARenderer(Target("CUDA", arch="sm_90"))).src[2].arg
+
 @pytest.mark.parametrize("typ", TYPES)
 def test_matvec_is_one_kernel(typ):
   raw, x = Tensor(random_blocks(np.random.default_rng(typ), 64, typ).reshape(-1)).realize(), Tensor.ones(64*nv.QUANTS[typ][0]//16).realize()
@@ -78,16 +103,28 @@ def test_k_quants_with_6_bit_scales_read_words():
 def test_matvec_lanes_are_a_warp():
   # on CUDA a row is a warp, 4 rows a workgroup, whose lanes' sums meet in shared memory in two rounds; a lane reads a block's quants as
   # 32-bit words and makes a float of each quant in one byte permute
-  out, v8, v16 = UOp.placeholder((256,), dtypes.float, 0), UOp.placeholder((512*210,), dtypes.uint8, 1), UOp.placeholder((512*105,), dtypes.uint16, 2)
-  x = UOp.placeholder((512,), dtypes.float, 3)
+  out, v8, v16 = UOp.placeholder((256,), dtypes.float, 0), UOp.placeholder((1024*210,), dtypes.uint8, 1), UOp.placeholder((1024*105,), dtypes.uint16, 2)
+  x = UOp.placeholder((1024,), dtypes.float, 3)
   from tinygrad.codegen import to_program
   from tinygrad.renderer.cstyle import CUDARenderer
   prg = to_program(nv._matvec_kernel(out, v8, v16, x, typ=nv.Q6_K, local=True, perm=True, rows_wg=4, split=1, unroll=2), CUDARenderer(Target("CUDA", arch="sm_90")))
   assert (prg.arg.global_size, prg.arg.local_size) == ((64, 1, 1), (32, 4, 1))
   src = prg.src[2].arg
-  assert src.count("__syncthreads()") == 2 and "__shared__" in src and src.count("__byte_perm(") == 2*8
-  # a lane a block: its ql and qh words as two half words each and d; bytes only for its 2 scales; x as float4
-  assert (src.count("(*(data1_"), src.count("(*(data2_"), src.count("(float4*)((data3_")) == (2*2, 5*2, 2*2)
+  assert src.count("__syncthreads()") == 2 and "__shared__" in src and src.count("__byte_perm(") == 2*16
+  # a lane two words of a block: its two ql words and their one qh word as two half words each and d; bytes only for its 4 scales;
+  # x as float4
+  assert (src.count("(*(data1_"), src.count("(*(data2_"), src.count("(float4*)((data3_")) == (2*4, 2*7, 2*4)
+
+@pytest.mark.parametrize("typ", [nv.Q4_K, nv.Q5_K])
+def test_k_quant_lanes_read_two_words_of_one_scale(typ):
+  # a lane's two words of quants share their 6-bit scales and mins: the block's first four words are one 16-byte load for both
+  bs, nb, _ = nv.QUANTS[typ]
+  out, v32, x = UOp.placeholder((256,), dtypes.float, 0), UOp.placeholder((1024*nb//4,), dtypes.uint32, 1), UOp.placeholder((4*bs,), dtypes.float, 2)
+  from tinygrad.codegen import to_program
+  from tinygrad.renderer.cstyle import CUDARenderer
+  prg = to_program(nv._matvec_kernel(out, v32, x, typ=typ, local=True, perm=True, rows_wg=4, split=1, unroll=2), CUDARenderer(Target("CUDA", arch="sm_90")))
+  src = prg.src[2].arg
+  assert src.count("(*((uint4*)((data1_") == 2 and src.count("(*(data1_") == 2*(2 + (2 if typ == nv.Q5_K else 0))
 
 def test_many_rows_share_a_thread(monkeypatch):
   # from 2048 rows (a 1B's q and o) two rows a thread share their x loads and sums of x
