@@ -137,6 +137,16 @@ def test_many_rows_share_a_thread(monkeypatch):
   for rows in (1024, 2048): nv.matvec(Tensor.empty(rows * 8 * 210, dtype=dtypes.uint8), nv.Q6_K, Tensor.empty(2048), rows)
   assert seen == {1024: 1, 2048: 2}
 
+@pytest.mark.parametrize("typ", TYPES)
+def test_a_thread_unrolls_at_most_64_weights(typ, monkeypatch):
+  # more, with two rows a thread, takes sm_87's ptxas past 150 registers a thread: few workgroups an SM, or spills; a long row still
+  # unrolls its blocks
+  for f in ("has_local", "has_byte_perm"): monkeypatch.setattr(nv, f, lambda device: True)
+  bs, _, K = nv.QUANTS[typ]
+  for rows, cols in ((2048, 8192), (4096, 14336), (128256, 4096), (2048, 2048)):
+    kw = nv._matvec_fxn(typ, "CUDA", cols, rows, rows, False).keywords
+    assert kw["unroll"] * kw["rows_th"] * bs // K <= 64 and (kw["unroll"] > 1 or cols < 8192), (rows, cols, kw)
+
 def test_only_nv_and_cuda():
   assert not any(nv.nv_custom_kernels_supported(d) for d in ("CPU", "NULL", "AMD", ("CPU", "CPU:1"), None))
 
