@@ -22,3 +22,11 @@ def orin(k):
   o = Orin()
   yield o
   o.close()
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+  # a GPU fault without an SM error names its cause (an unknown program, an emulator error) only in the kernel log, which goes with the
+  # process: a failing test's report keeps its end
+  rep = (yield).get_result()
+  if rep.failed and (p:=os.environ.get("ORIN_EMU_KMSG")) and os.path.exists(p):
+    with open(p) as f: rep.sections.append(("emulated kernel log (last 30 records)", "".join(f.readlines()[-30:])))
