@@ -3,12 +3,18 @@ import numpy as np, pytest, gguf
 from tinygrad import Tensor, UOp, GlobalCounters, dtypes
 from tinygrad.helpers import Target
 from tinygrad.uop.ops import AxisType
+from tinygrad.codegen import to_program
+from tinygrad.renderer.cstyle import CUDARenderer
 from tinygrad.llm.gguf import ggml_data_to_tensor
 from tinygrad.llm.model import Transformer
 from tinygrad.llm.kernels import nv
 from llm_helpers import random_blocks, tiny_llama
 
 TYPES = list(nv.QUANTS)
+
+def cuda_matvec(*args:UOp, **kw):
+  """the matvec kernel (CUDA's locals, byte permutes) as CUDA's renderer writes it for sm_90"""
+  return to_program(nv._matvec_kernel(*args, local=True, perm=True, **kw), CUDARenderer(Target("CUDA", arch="sm_90")))
 
 @pytest.mark.parametrize("typ", TYPES)
 def test_dequant_is_ggmls_bit_for_bit(typ):
@@ -84,10 +90,8 @@ def test_rows_read_from_a_buffer_keep_32_bit_addresses(experts):
   n = rows * (experts or 1) * 8
   v8, v16 = UOp.placeholder((n*nb,), dtypes.uint8, 1), UOp.placeholder((n*nb//2,), dtypes.uint16, 2)
   out, x, picks = UOp.placeholder((rows * (experts or 1),), dtypes.float, 0), UOp.placeholder((8*256,), dtypes.float, 3), UOp.placeholder((rows,), dtypes.int32, 4)
-  from tinygrad.codegen import to_program
-  from tinygrad.renderer.cstyle import CUDARenderer
-  kern = nv._matvec_kernel(out, v8, v16, x, picks, typ=nv.Q6_K, local=True, perm=True, rows_wg=4, split=1, unroll=2, experts=rows if experts else 0)
-  assert "long" not in to_program(kern, CUDARenderer(Target("CUDA", arch="sm_90"))).src[2].arg
+  prg = cuda_matvec(out, v8, v16, x, picks, typ=nv.Q6_K, rows_wg=4, split=1, unroll=2, experts=rows if experts else 0)
+  assert "long" not in prg.src[2].arg
 
 @pytest.mark.parametrize("typ", TYPES)
 def test_matvec_is_one_kernel(typ):
@@ -105,9 +109,7 @@ def test_matvec_lanes_are_a_warp():
   # 32-bit words and makes a float of each quant in one byte permute
   out, v8, v16 = UOp.placeholder((256,), dtypes.float, 0), UOp.placeholder((1024*210,), dtypes.uint8, 1), UOp.placeholder((1024*105,), dtypes.uint16, 2)
   x = UOp.placeholder((1024,), dtypes.float, 3)
-  from tinygrad.codegen import to_program
-  from tinygrad.renderer.cstyle import CUDARenderer
-  prg = to_program(nv._matvec_kernel(out, v8, v16, x, typ=nv.Q6_K, local=True, perm=True, rows_wg=4, split=1, unroll=2), CUDARenderer(Target("CUDA", arch="sm_90")))
+  prg = cuda_matvec(out, v8, v16, x, typ=nv.Q6_K, rows_wg=4, split=1, unroll=2)
   assert (prg.arg.global_size, prg.arg.local_size) == ((64, 1, 1), (32, 4, 1))
   src = prg.src[2].arg
   assert src.count("__syncthreads()") == 2 and "__shared__" in src and src.count("__byte_perm(") == 2*16
@@ -120,9 +122,7 @@ def test_k_quant_lanes_read_two_words_of_one_scale(typ):
   # a lane's two words of quants share their 6-bit scales and mins: the block's first four words are one 16-byte load for both
   bs, nb, _ = nv.QUANTS[typ]
   out, v32, x = UOp.placeholder((256,), dtypes.float, 0), UOp.placeholder((1024*nb//4,), dtypes.uint32, 1), UOp.placeholder((4*bs,), dtypes.float, 2)
-  from tinygrad.codegen import to_program
-  from tinygrad.renderer.cstyle import CUDARenderer
-  prg = to_program(nv._matvec_kernel(out, v32, x, typ=typ, local=True, perm=True, rows_wg=4, split=1, unroll=2), CUDARenderer(Target("CUDA", arch="sm_90")))
+  prg = cuda_matvec(out, v32, x, typ=typ, rows_wg=4, split=1, unroll=2)
   src = prg.src[2].arg
   assert src.count("(*((uint4*)((data1_") == 2 and src.count("(*(data1_") == 2*(2 + (2 if typ == nv.Q5_K else 0))
 
