@@ -150,10 +150,13 @@ def decode_from(model, token:int, pos:int):
   """greedy decode from position pos over the KV cache as it is (zeros when fresh): a step at context pos reads the cache as after a prompt
   of pos tokens, without prefilling them"""
   from tinygrad import Tensor, UOp
-  v_pos, t = UOp.variable("start_pos", 1, model.max_context - 1), Tensor([[token]], dtype="int32")
-  model.forward_jit.reset()
+  # master's model samples at a temperature (0: greedy) and decodes through its rollout JIT; 0.12.0's through forward_jit. The position
+  # variable is each app's own
+  temp = (Tensor([0.0]),) if hasattr(model, "rollout_jit") else ()
+  v_pos, t = UOp.variable("start_pos", 0 if temp else 1, model.max_context - 1), Tensor([[token]], dtype="int32")
+  (model.rollout_jit if temp else model.forward_jit).reset()
   for p in range(pos, model.max_context):
-    t = model(t, v_pos.bind(p))
+    t = model(t, v_pos.bind(p), *temp).realize()
     yield int(t.item())
 
 def bench_prefill(model, n:int, dev:str) -> dict:

@@ -47,6 +47,13 @@ def test_llm_prefill_and_profile_through_masters_app(tmp_path):
   # kernels a step: the launches of master's captured JIT
   assert next(r["kernels_per_token"] for r in rows if "profile" in r) == prof["kernels"]
 
+def test_llm_decode_from_a_start_position_through_masters_app(tmp_path):
+  env = {**os.environ, "PYTHONPATH": str(SCRIPTS.parent / "build" / "master" / "tinygrad")}
+  subprocess.run([sys.executable, str(SCRIPTS / "bench.py"), "--out", str(tmp_path), "--devices", "CPU", "--only", "llm", "--warmup", "2",
+                  "--tokens", "4", "--max-context", "64", "--start-pos", "48"], check=True, timeout=600, env=env)
+  (row,) = json.loads((tmp_path / "bench.json").read_text())["results"][0]["rows"]
+  assert row["value"] > 0 and row["start_pos"] == 48 and row["name"].endswith(" @48")
+
 def test_table_and_plot_cover_every_device(tmp_path):
   results = [dict(device="CUDA", rows=[dict(suite="matmul", name="matmul half 256", value=1.5, unit="GFLOPS")]),
              dict(device="NV", rows=[dict(suite="matmul", name="matmul half 256", value=2.5, unit="GFLOPS")]),
