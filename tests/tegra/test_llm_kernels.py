@@ -80,20 +80,21 @@ def _rope(x:np.ndarray, f:np.ndarray) -> np.ndarray:
   (cos, sin), h = np.split(f, 2), len(f) // 2
   return np.concatenate([x[..., :h] * cos - x[..., h:2*h] * sin, x[..., h:2*h] * cos + x[..., :h] * sin, x[..., 2*h:]], -1)
 
-@pytest.mark.parametrize("heads,kv_heads,hd,rope_dim,normed", [(4, 2, 64, 64, False), (6, 6, 64, 64, False), (8, 2, 128, 128, True),
-                                                                (16, 2, 64, 64, False), (8, 1, 64, 32, True)])
-def test_attention(dev, heads, kv_heads, hd, rope_dim, normed):
+@pytest.mark.parametrize("heads,kv_heads,hd,rope_dim,normed,ctx,sps", [(4, 2, 64, 64, False, 256, (0, 5, 130)),
+  (6, 6, 64, 64, False, 256, (0, 5, 130)), (8, 2, 128, 128, True, 256, (0, 5, 130)), (16, 2, 64, 64, False, 256, (0, 5, 130)),
+  (8, 1, 64, 32, True, 256, (0, 5, 130)), (4, 2, 64, 64, False, 8192, (8191,)), (4, 2, 128, 128, True, 8192, (6000,))])
+def test_attention(dev, heads, kv_heads, hd, rope_dim, normed, ctx, sps):
   # q and k (a head RMS normed: Qwen3's qk_norm) turned by RoPE, k and v stored into the cache at start_pos, attention over it up to
-  # there: GQA 1-8, a partial RoPE
+  # there: GQA 1-8, a partial RoPE, a context of 8192 (tinygrad.llm's --max_context 4096 doubled)
   from tinygrad import nn
-  rng, ctx = np.random.default_rng(heads), 256
+  rng = np.random.default_rng(heads)
   cache = rng.standard_normal((2, 1, kv_heads, ctx, hd)).astype(np.float32)
   f = rng.standard_normal((ctx, rope_dim)).astype(np.float32)
   norms = [nn.RMSNorm(hd, 1e-6) for _ in range(2 if normed else 0)]
   for n in norms: n.weight = Tensor(rng.uniform(0.5, 1.5, hd).astype(np.float16), device="NV")
   def norm(x, i): return x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * norms[i].weight.numpy().astype(np.float32) if norms else x
   cache_t, f_t, v = Tensor(cache, device="NV"), Tensor(f, device="NV"), UOp.variable("start_pos", 0, ctx-1)
-  for sp in (0, 5, 130):
+  for sp in sps:
     q, k, vn = (rng.standard_normal((1, n, 1, hd)).astype(np.float32) for n in (heads, kv_heads, kv_heads))
     got = nv.attention(*(Tensor(t, device="NV") for t in (q, k, vn)), cache_t, f_t, v.bind(sp), *norms).numpy()[0, :, 0]
     cache[0, 0, :, sp], cache[1, 0, :, sp] = _rope(norm(k[0, :, 0], 1), f[sp]), vn[0, :, 0]
