@@ -1,6 +1,6 @@
 # ORIN_EMU=1 (the switch, README.md): importing this module puts the process on the emulated Orin. tinygrad is not imported here: when
 # tinygrad.runtime.support.hcq is first imported, its FileIOInterface is replaced by the seam's, before any backend takes the name.
-import importlib.abc, importlib.util, os, queue, sys, threading, types
+import atexit, importlib.abc, importlib.util, os, queue, sys, threading, types
 HCQ, CC, NV, GRAPH = "tinygrad.runtime.support.hcq", "tinygrad.runtime.support.compiler_cuda", "tinygrad.runtime.ops_nv", "tinygrad.runtime.graph.hcq"
 # HCQ's signal wait keeps upstream's timeout (HCQDEV_WAIT_TIMEOUT_MS, 30 s): a run that needs longer for interpreted kernels asks for it
 # in its environment (scripts/suites.py, scripts/run), where it shows.
@@ -24,8 +24,8 @@ def _patch(mod):
 _handed: queue.SimpleQueue = queue.SimpleQueue()
 _host_thread: list[threading.Thread] = []
 def _run_handed():
-  while True:
-    fn, args, kwargs = _handed.get()
+  while (item:=_handed.get()) is not None:
+    fn, args, kwargs = item
     try: fn(*args, **kwargs)
     except Exception as e:
       sys.unraisablehook(types.SimpleNamespace(exc_type=type(e), exc_value=e, exc_traceback=e.__traceback__, object=fn,
@@ -37,7 +37,11 @@ def _on_host(fn):
     return fn   # no GPU room, no GPU threads
   def call(*args, **kwargs):
     if not on_gpu_thread(): return fn(*args, **kwargs)
-    if not _host_thread: (t:=threading.Thread(target=_run_handed, name="orin-emu-host-finalizers", daemon=True)).start(); _host_thread.append(t)
+    if not _host_thread:
+      (t:=threading.Thread(target=_run_handed, name="orin-emu-host-finalizers", daemon=True)).start(); _host_thread.append(t)
+      # registered after the devices' own finalizers, so run before them: a handed free still reading a device's signals when its
+      # finalize unmaps them would crash the exit
+      atexit.register(lambda: (_handed.put(None), t.join()))
     _handed.put((fn, args, kwargs))
   return call
 

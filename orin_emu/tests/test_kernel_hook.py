@@ -74,3 +74,15 @@ print((a * 2).tolist(), polls[0])
 """
   out = run(code)
   assert out[:3] == ["[4,", "6,", "8]"] and int(out[3]) <= 4, out
+
+def test_finalizers_handed_off_a_gpu_thread_finish_before_exit():
+  # the devices' atexit finalize unmaps their signals: a free handed over from a GPU thread must not still be running then
+  code = """
+import orin_emu.hook, threading, time
+from orin_emu import hook
+from orin_emu.gpu import gpu
+def slow_free(): time.sleep(0.5); print("freed", flush=True)
+def on_a_gpu_thread(): gpu._thread.gpu = True; hook._on_host(slow_free)()
+threading.Thread(target=on_a_gpu_thread).start()
+"""
+  assert run(code) == ["freed"]
