@@ -6,6 +6,13 @@ import numpy as np, gguf
 LAYOUTS = {2: (18, [0], []), 3: (20, [0], [2]), 6: (22, [0], []), 7: (24, [0], [2]), 8: (34, [0], []), 10: (84, [80], [82]),
            11: (110, [108], []), 12: (144, [0], [2]), 13: (176, [0], [2]), 14: (210, [208], []), 23: (136, [0], [])}
 
+def cuda_program(sink, arch:str):
+  """a kernel's program as CUDA's renderer writes it for arch (its source in .src[2].arg), without a GPU"""
+  from tinygrad.helpers import Target
+  from tinygrad.codegen import to_program
+  from tinygrad.renderer.cstyle import CUDARenderer
+  return to_program(sink, CUDARenderer(Target("CUDA", arch=arch)))
+
 def random_blocks(rng:np.random.Generator, n:int, ggml_type:int) -> np.ndarray:
   """n random ggml blocks (uint8) of ggml_type with finite fp16 scales of about the size trained weights have"""
   nb, scales, mins = LAYOUTS[ggml_type]

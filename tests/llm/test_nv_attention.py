@@ -2,17 +2,15 @@
 from dataclasses import replace
 import pytest
 from tinygrad import UOp, dtypes
-from tinygrad.helpers import Target
 from tinygrad.uop.ops import Ops
-from tinygrad.codegen import to_program
-from tinygrad.renderer.cstyle import CUDARenderer
 from tinygrad.llm.kernels import nv
+from llm_helpers import cuda_program
 
 def cuda_attention(heads:int, kv_heads:int, hd:int, ctx:int=1024) -> str:
   shapes = [(1, heads, 1, hd), (1, heads, 1, hd), (1, kv_heads, 1, hd), (1, kv_heads, 1, hd), (2, 1, kv_heads, ctx, hd), (ctx, hd)]
   var = UOp.variable("start_pos", 0, ctx-1)
   phs = [UOp.placeholder(s, dtypes.float, i) for i, s in enumerate(shapes)] + [UOp(Ops.PARAM, src=var.src, arg=replace(var.arg, slot=6))]
-  return to_program(nv._attention_kernel(*phs, n_kv_heads=kv_heads, rope_dim=hd, eps=None), CUDARenderer(Target("CUDA", arch="sm_87"))).src[2].arg
+  return cuda_program(nv._attention_kernel(*phs, n_kv_heads=kv_heads, rope_dim=hd, eps=None), "sm_87").src[2].arg
 
 @pytest.mark.parametrize("hd,threads,loads", [(64, 256, 4), (128, 128, 1)])
 def test_values_loop_keeps_loads_in_flight(hd, threads, loads):

@@ -1,20 +1,17 @@
 # tinygrad/llm/kernels/nv.py: GGUF quantized linear weights read as stored by the decode matvec on NV and CUDA
 import numpy as np, pytest, gguf
 from tinygrad import Tensor, UOp, GlobalCounters, dtypes
-from tinygrad.helpers import Target
 from tinygrad.uop.ops import AxisType
-from tinygrad.codegen import to_program
-from tinygrad.renderer.cstyle import CUDARenderer
 from tinygrad.llm.gguf import ggml_data_to_tensor
 from tinygrad.llm.model import Transformer
 from tinygrad.llm.kernels import nv
-from llm_helpers import random_blocks, tiny_llama
+from llm_helpers import cuda_program, random_blocks, tiny_llama
 
 TYPES = list(nv.QUANTS)
 
 def cuda_matvec(*args:UOp, **kw):
   """the matvec kernel (CUDA's locals, byte permutes) as CUDA's renderer writes it for sm_90"""
-  return to_program(nv._matvec_kernel(*args, local=True, perm=True, **kw), CUDARenderer(Target("CUDA", arch="sm_90")))
+  return cuda_program(nv._matvec_kernel(*args, local=True, perm=True, **kw), "sm_90")
 
 @pytest.mark.parametrize("typ", TYPES)
 def test_dequant_is_ggmls_bit_for_bit(typ):
