@@ -5,26 +5,33 @@ synchronization that timing each kernel alone (bench.py --profile) adds.
       --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \\
       python3 scripts/ncu_step.py run GGUF > step.csv        # on the GPU (DEV=CUDA, PYTHONPATH the tinygrad tree)
   python3 scripts/ncu_step.py summary step.csv [...] [--json OUT]  # anywhere: time a kernel name, slowest first
-run decodes 40 tokens through generate and 55 steps from position 100 (the JIT captured and graphed), then profiles the step at 155 only
-(cuProfilerStart/Stop). ncu replays each kernel of the graph alone: --cache-control none leaves the L2 as the step before left it."""
-import argparse, collections, csv, ctypes, json, pathlib, sys
+run decodes 40 tokens through generate (v0.12.0's apps/llm or master's tinygrad.llm) and 55 steps from position 100 (the JIT captured
+and graphed), then profiles the step at 155 only (cuProfilerStart/Stop). ncu replays each kernel of the graph alone: --cache-control none leaves the L2 as the step before left it."""
+import argparse, csv, ctypes, json, pathlib, sys
 
-def run(gguf:str):
+def run(gguf:str, dev="CUDA"):
   from tinygrad import Tensor, Device, UOp
-  from tinygrad.apps.llm import Transformer
-  model, kv = Transformer.from_gguf(Tensor(pathlib.Path(gguf)).to("CUDA"), max_context=1024)
+  try: from tinygrad.apps.llm import Transformer
+  except ImportError: from tinygrad.llm.model import Transformer   # upstream master: python -m tinygrad.llm's model
+  model, kv = Transformer.from_gguf(Tensor(pathlib.Path(gguf)).to(dev), max_context=512)
   gen = model.generate([kv["tokenizer.ggml.bos_token_id"]] + list(range(1000, 1015)))
   toks = [next(gen) for _ in range(40)]
-  v, t, p = UOp.variable("start_pos", 1, model.max_context - 1), Tensor([[toks[-1]]], dtype="int32"), 100
-  for _ in range(55): t, p = model(t, v.bind(p)), p + 1
-  Device["CUDA"].synchronize()
+  # master's model samples at a temperature (0: greedy), its position variable from 0
+  temp = (Tensor([0.0]),) if hasattr(model, "rollout_jit") else ()
+  v, t, p = UOp.variable("start_pos", 0 if temp else 1, model.max_context - 1), Tensor([[toks[-1]]], dtype="int32"), 100
+  for _ in range(55): t, p = model(t, v.bind(p), *temp).realize(), p + 1
+  Device[dev].synchronize()
   cu = ctypes.CDLL("libcuda.so.1")
-  cu.cuProfilerStart(); model(t, v.bind(p)); Device["CUDA"].synchronize(); cu.cuProfilerStop()
+  cu.cuProfilerStart(); model(t, v.bind(p), *temp).realize(); Device[dev].synchronize(); cu.cuProfilerStop()
 
 def summary(path:str) -> dict:
   rows = [r for r in csv.reader(open(path)) if len(r) > 10]
-  hdr, kernels = rows[0], collections.defaultdict(dict)
-  for r in rows[1:]: kernels[r[hdr.index("ID")]].update({"name": r[hdr.index("Kernel Name")], r[hdr.index("Metric Name")]: r[hdr.index("Metric Value")]})
+  hdr, kernels = rows[0], {}
+  # without the launch__ metrics, a launch's grid and block as ncu's columns give them
+  for r in rows[1:]:
+    k = kernels.setdefault(r[hdr.index("ID")], {"name": r[hdr.index("Kernel Name")], "launch__grid_size": r[hdr.index("Grid Size")],
+                                                "launch__block_size": r[hdr.index("Block Size")], "launch__registers_per_thread": "-"})
+    k[r[hdr.index("Metric Name")]] = r[hdr.index("Metric Value")]
   by_name: dict[str, dict] = {}
   for k in kernels.values():
     us = float(k["gpu__time_duration.sum"].replace(",", "")) / 1e3

@@ -1,5 +1,5 @@
 # scripts/ncu_step.py summary: ncu's CSV (a row a metric of a kernel launch) as time a kernel name, its launches summed, slowest first.
-import sys, pathlib
+import os, subprocess, sys, pathlib
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
 from ncu_step import summary
 
@@ -17,3 +17,24 @@ def test_summary_sums_launches_of_a_name(tmp_path):
   assert (s["kernels"], s["us"]) == (3, 26.8)
   assert list(s["by_kernel"]) == ["r_4096_8", "rms_norm_2048"]
   assert s["by_kernel"]["rms_norm_2048"] == dict(launches=2, us=10.0, grid="1", block="256", regs="32")
+
+def test_run_profiles_one_step_of_masters_app(tmp_path):
+  # the step between cuProfilerStart and Stop launches kernels: on the CPU with a stand-in libcuda, through master's model
+  code = f"""
+import sys, types; sys.path.insert(0, {str(pathlib.Path(__file__).resolve().parents[2] / "scripts")!r})
+import ncu_step, synth_gguf
+from tinygrad import GlobalCounters
+seen = []
+ncu_step.ctypes = types.SimpleNamespace(CDLL=lambda name: types.SimpleNamespace(cuProfilerStart=lambda: seen.append(GlobalCounters.kernel_count),
+                                                                              cuProfilerStop=lambda: seen.append(GlobalCounters.kernel_count)))
+ncu_step.run(str(synth_gguf.write_llama_gguf(pathlib.Path({str(tmp_path)!r}) / "t.gguf", "tiny")), dev="CPU")
+assert len(seen) == 2 and seen[1] > seen[0], seen
+"""
+  env = {**os.environ, "PYTHONPATH": str(pathlib.Path(__file__).resolve().parents[2] / "build" / "master" / "tinygrad")}
+  subprocess.run([sys.executable, "-c", "import pathlib\n" + code], check=True, timeout=600, env=env)
+
+def test_summary_without_launch_metrics_takes_ncus_launch_columns(tmp_path):
+  lines = [HDR, ["0", "1", "python3", "h", "attention_32_8_64", "1", "7", "(8, 2, 16)", "(4, 8, 1)", "0", "9.0", "s", "gpu__time_duration.sum",
+                 "ns", "6,690"]]
+  (p := tmp_path / "step.csv").write_text("\n".join(",".join(f'"{c}"' for c in r) for r in lines) + "\n")
+  assert summary(str(p))["by_kernel"]["attention_32_8_64"] == dict(launches=1, us=6.69, grid="(4, 8, 1)", block="(8, 2, 16)", regs="-")
