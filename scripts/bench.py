@@ -146,14 +146,25 @@ def linear_kernels(linear) -> int:
   return sum(linear_kernels(c.src[0].src[0]) if c.src[0].op is Ops.CUSTOM_FUNCTION and c.src[0].arg == "graph" else int(c.src[0].op is Ops.PROGRAM)
              for c in linear.src)
 
+def llm_app():
+  """the tree's LLM Transformer: v0.12.0's apps/llm, or upstream master's (python -m tinygrad.llm's model)"""
+  try: from tinygrad.apps.llm import Transformer
+  except ImportError: from tinygrad.llm.model import Transformer
+  return Transformer
+
+def step_inputs(model) -> tuple:
+  """a decode step's position variable and its other inputs past the token: master's model samples at a temperature (0: greedy) and
+  counts positions from 0, 0.12.0's from 1"""
+  from tinygrad import Tensor, UOp
+  temp = (Tensor([0.0]),) if hasattr(model, "rollout_jit") else ()
+  return UOp.variable("start_pos", 0 if temp else 1, model.max_context - 1), temp
+
 def decode_from(model, token:int, pos:int):
   """greedy decode from position pos over the KV cache as it is (zeros when fresh): a step at context pos reads the cache as after a prompt
   of pos tokens, without prefilling them"""
-  from tinygrad import Tensor, UOp
-  # master's model samples at a temperature (0: greedy) and decodes through its rollout JIT; 0.12.0's through forward_jit. The position
-  # variable is each app's own
-  temp = (Tensor([0.0]),) if hasattr(model, "rollout_jit") else ()
-  v_pos, t = UOp.variable("start_pos", 0 if temp else 1, model.max_context - 1), Tensor([[token]], dtype="int32")
+  from tinygrad import Tensor
+  (v_pos, temp), t = step_inputs(model), Tensor([[token]], dtype="int32")
+  # master decodes through its rollout JIT, 0.12.0 through forward_jit
   (model.rollout_jit if temp else model.forward_jit).reset()
   for p in range(pos, model.max_context):
     t = model(t, v_pos.bind(p), *temp).realize()
@@ -181,8 +192,7 @@ def step_bytes(gguf_path:str) -> int:
 def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:int, tokens:int, max_context:int, profile=False,
               start_pos=0, prefill=0) -> list[dict]:
   from tinygrad import Tensor, Device, GlobalCounters, helpers
-  try: from tinygrad.apps.llm import Transformer
-  except ImportError: from tinygrad.llm.model import Transformer   # upstream master: python -m tinygrad.llm's model
+  Transformer = llm_app()
   from tinygrad.engine import realize
   if gguf is None:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))

@@ -6,19 +6,17 @@ synchronization that timing each kernel alone (bench.py --profile) adds.
       python3 scripts/ncu_step.py run GGUF > step.csv        # on the GPU (DEV=CUDA, PYTHONPATH the tinygrad tree)
   python3 scripts/ncu_step.py summary step.csv [...] [--json OUT]  # anywhere: time a kernel name, slowest first
 run decodes 40 tokens through generate (v0.12.0's apps/llm or master's tinygrad.llm) and 55 steps from position 100 (the JIT captured
-and graphed), then profiles the step at 155 only (cuProfilerStart/Stop). ncu replays each kernel of the graph alone: --cache-control none leaves the L2 as the step before left it."""
+and graphed), then profiles the step at 155 only (cuProfilerStart/Stop). ncu replays each kernel of the graph alone: --cache-control none
+leaves the L2 as the step before left it."""
 import argparse, csv, ctypes, json, pathlib, sys
+from bench import llm_app, step_inputs
 
 def run(gguf:str, dev="CUDA"):
-  from tinygrad import Tensor, Device, UOp
-  try: from tinygrad.apps.llm import Transformer
-  except ImportError: from tinygrad.llm.model import Transformer   # upstream master: python -m tinygrad.llm's model
-  model, kv = Transformer.from_gguf(Tensor(pathlib.Path(gguf)).to(dev), max_context=512)
+  from tinygrad import Tensor, Device
+  model, kv = llm_app().from_gguf(Tensor(pathlib.Path(gguf)).to(dev), max_context=512)
   gen = model.generate([kv["tokenizer.ggml.bos_token_id"]] + list(range(1000, 1015)))
   toks = [next(gen) for _ in range(40)]
-  # master's model samples at a temperature (0: greedy), its position variable from 0
-  temp = (Tensor([0.0]),) if hasattr(model, "rollout_jit") else ()
-  v, t, p = UOp.variable("start_pos", 0 if temp else 1, model.max_context - 1), Tensor([[toks[-1]]], dtype="int32"), 100
+  (v, temp), t, p = step_inputs(model), Tensor([[toks[-1]]], dtype="int32"), 100
   for _ in range(55): t, p = model(t, v.bind(p), *temp).realize(), p + 1
   Device[dev].synchronize()
   cu = ctypes.CDLL("libcuda.so.1")

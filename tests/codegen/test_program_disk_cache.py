@@ -1,5 +1,5 @@
-# a prompt's first call lowered every kernel again in each process: the lowered programs are kept on disk, keyed by the kernel, the
-# renderer and a digest of tinygrad's code, so a later process lowers none of them and a changed tinygrad lowers them all again
+# lowered programs are kept on disk, keyed by the kernel, the renderer and a digest of tinygrad's code: a later process lowers none of
+# them (a prompt's first call is mostly lowering), a changed tinygrad lowers them all again
 import os, subprocess, sys
 
 CHILD = """
