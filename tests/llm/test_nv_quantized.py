@@ -123,26 +123,32 @@ def test_k_quant_lanes_read_two_words_of_one_scale(typ):
   src = prg.src[2].arg
   assert src.count("(*((uint4*)((data1_") == 2 and src.count("(*(data1_") == 2*(2 + (2 if typ == nv.Q5_K else 0))
 
-def test_many_rows_share_a_thread(monkeypatch):
-  # from 2048 rows (a 1B's q and o) two rows a thread share their x loads and sums of x
+@pytest.mark.parametrize("sms,want", [(132, {1024: (1, 1), 2048: (1, 4), 128256: (4, 4)}), (8, {1024: (1, 1), 2048: (4, 2), 128256: (4, 4)})])
+def test_rows_a_thread_follow_the_sm_count(sms, want, monkeypatch):
+  # (rows a thread, rows a workgroup) of 1024 rows, a 1B's ffn_down and its lm head: rows share a thread's x loads while 16 warps an SM are left, so
+  # the whole H100 takes one row a thread and 4 a workgroup, and 8 SMs take 4 rows a thread
   seen, real = {}, nv._matvec_kernel
   def spy(out, *args, **kw):
-    seen[out.shape[0]] = kw["rows_th"]
+    seen[out.shape[0]] = (kw["rows_th"], kw["rows_wg"])
     return real(out, *args, **kw)
   monkeypatch.setattr(nv, "_matvec_kernel", spy)
   monkeypatch.setattr(nv, "has_local", lambda device: True)
-  for rows in (1024, 2048): nv.matvec(Tensor.empty(rows * 8 * 210, dtype=dtypes.uint8), nv.Q6_K, Tensor.empty(2048), rows)
-  assert seen == {1024: 1, 2048: 2}
+  monkeypatch.setattr(nv, "sm_count", lambda device: sms)
+  for rows, cols in ((1024, 2048), (2048, 8192), (128256, 2048)):
+    nv.matvec(Tensor.empty(rows * cols // 256 * 210, dtype=dtypes.uint8), nv.Q6_K, Tensor.empty(cols), rows)
+  assert seen == want
 
 @pytest.mark.parametrize("typ", TYPES)
-def test_a_thread_unrolls_at_most_64_weights(typ, monkeypatch):
-  # more, with two rows a thread, takes sm_87's ptxas past 150 registers a thread: few workgroups an SM, or spills; a long row still
-  # unrolls its blocks
+@pytest.mark.parametrize("sms", [132, 16, 8])
+def test_a_thread_unrolls_at_most_64_weights(typ, sms, monkeypatch):
+  # more, with rows sharing a thread, takes sm_87's ptxas past 150 registers a thread: few workgroups an SM, or spills; a long row
+  # still unrolls its blocks where a thread takes one
   for f in ("has_local", "has_byte_perm"): monkeypatch.setattr(nv, f, lambda device: True)
+  monkeypatch.setattr(nv, "sm_count", lambda device: sms)
   bs, _, K = nv.QUANTS[typ]
   for rows, cols in ((2048, 8192), (4096, 14336), (128256, 4096), (2048, 2048)):
     kw = nv._matvec_fxn(typ, "CUDA", cols, rows, rows, False).keywords
-    assert kw["unroll"] * kw["rows_th"] * bs // K <= 64 and (kw["unroll"] > 1 or cols < 8192), (rows, cols, kw)
+    assert kw["unroll"] * kw["rows_th"] * bs // K <= 64 and (kw["unroll"] > 1 or kw["rows_th"] > 1 or cols < 8192), (rows, cols, kw)
 
 def test_only_nv_and_cuda():
   assert not any(nv.nv_custom_kernels_supported(d) for d in ("CPU", "NULL", "AMD", ("CPU", "CPU:1"), None))

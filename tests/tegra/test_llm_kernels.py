@@ -10,6 +10,10 @@ sys.path[:0] = [str(HERE.parent / "llm"), str(HERE.parents[1] / "scripts")]
 from llm_helpers import random_blocks, tiny_llama
 from tinygrad.llm.kernels import nv
 
+def test_sm_count_is_the_orins(dev):
+  # GET_CHARACTERISTICS as the Orin answered (orin_emu/OBSERVED.md): one GPC of 4 TPCs, 2 SMs a TPC
+  assert nv.sm_count("NV") == 8
+
 @pytest.mark.parametrize("typ", list(nv.QUANTS))
 def test_dequant_is_ggmls_bit_for_bit(dev, typ):
   # the quants made floats by byte permutes, as the matvec makes them, against master's dequantizer on the CPU
@@ -18,7 +22,7 @@ def test_dequant_is_ggmls_bit_for_bit(dev, typ):
   np.testing.assert_array_equal(nv.dequantize(Tensor(raw, device="NV"), typ).numpy().view(np.uint32), want.view(np.uint32))
 
 @pytest.mark.parametrize("typ", list(nv.QUANTS))
-@pytest.mark.parametrize("split,rows_wg,unroll,rows_th", [(1, 4, 2, 1), (2, 2, 2, 1), (4, 1, 1, 1), (1, 2, 8, 2)])
+@pytest.mark.parametrize("split,rows_wg,unroll,rows_th", [(1, 4, 2, 1), (2, 2, 2, 1), (4, 1, 1, 1), (1, 2, 8, 2), (2, 2, 1, 4)])
 def test_matvec(dev, typ, split, rows_wg, unroll, rows_th):
   # 8 rows of 4 blocks: lanes past a row's last block (32-weight types), positions shared by split warps, rows sharing a thread
   rng, (bs, _, _) = np.random.default_rng(typ), nv.QUANTS[typ]
