@@ -5,13 +5,17 @@
 # Programs also run in processes other than the one that compiled them (BEAM compiles its candidates in worker processes and times
 # them in the parent), so every registration is stored on disk too, in a directory all processes share (ORIN_EMU_PTX_DIR, inherited
 # by children), one file per cubin named by its hash: a process that loads a cubin it did not compile registers it from there (load()).
+# The directory sits beside tinygrad's disk cache, which keeps programs for later processes: the PTX lives as long as their cubins.
 import copy, os, re, struct, hashlib, tempfile, threading, zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from orin_emu.faults import GpuFault
 
 HEAD = 64   # bytes of .text used as the first-level key
-STORE = Path(os.environ.setdefault("ORIN_EMU_PTX_DIR", str(Path(tempfile.gettempdir()) / f"orin-emu-ptx-{os.getuid()}")))
+def _beside_cache() -> Path:
+  from tinygrad.helpers import CACHEDB
+  return Path(CACHEDB).with_name("orin-emu-ptx") if os.path.isabs(CACHEDB) else Path(tempfile.gettempdir()) / f"orin-emu-ptx-{os.getuid()}"
+STORE = Path(os.environ.setdefault("ORIN_EMU_PTX_DIR", str(_beside_cache())))
 
 @dataclass
 class UnknownProgram(GpuFault):

@@ -122,8 +122,8 @@ def test_emu_device_runs_kernels_compiled_in_workers(tmp_path):
   code = ("import orin_emu.ptx.device, numpy as np; from tinygrad import Tensor; t = Tensor(np.arange(8, dtype=np.float32), device='EMU'); "
           "a, b = (t.exp2() + 3).contiguous(), (t * t).sum(); Tensor.realize(a, b); print(a.numpy().sum() + b.item())")
   path = os.pathsep.join([str(pathlib.Path(__file__).parents[2]), *filter(None, [os.environ.get("PYTHONPATH")])])
-  # a store of its own: PTX another process registered would hide a worker that did not
-  env = {**os.environ, "PYTHONPATH": path, "PARALLEL": "2", "ORIN_EMU_PTX_DIR": str(tmp_path), "DEV": "EMU"}
+  # a store and a disk cache of its own: PTX another process registered, or programs it lowered, would hide a worker that did not
+  env = {**os.environ, "PYTHONPATH": path, "PARALLEL": "2", "ORIN_EMU_PTX_DIR": str(tmp_path), "CACHEDB": str(tmp_path / "cache.db"), "DEV": "EMU"}
   r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
   assert r.returncode == 0, r.stderr[-2000:]
   assert float(r.stdout.split()[-1]) == float((np.exp2(np.arange(8)) + 3).sum() + (np.arange(8) ** 2).sum())
