@@ -7,6 +7,8 @@ HCQ, CC, NV, GRAPH = "tinygrad.runtime.support.hcq", "tinygrad.runtime.support.c
 # The emulated GPU is a thread that shares the GIL with a host spinning in HCQSignal.wait: each numpy op of the interpreter that drops
 # the GIL then waits out a whole switch interval to get it back, which halved the speed of the upstream suites at the default 5 ms.
 sys.setswitchinterval(min(sys.getswitchinterval(), 0.0005))
+# processes this one starts (tinygrad's lowering workers, BEAM's) compile for the emulated Orin too: their PTX reaches the store
+os.environ["ORIN_EMU"] = "1"
 
 def _patch(mod):
   from orin_emu.seam import emulated
