@@ -123,11 +123,14 @@ def test_k_quant_lanes_read_two_words_of_one_scale(typ):
   src = prg.src[2].arg
   assert src.count("(*((uint4*)((data1_") == 2 and src.count("(*(data1_") == 2*(2 + (2 if typ == nv.Q5_K else 0))
 
-@pytest.mark.parametrize("sms,want", [(132, {1024: (1, 1), 2048: (1, 4), 128256: (4, 4)}), (8, {1024: (1, 1), 2048: (4, 2), 128256: (4, 4)})])
-def test_rows_a_thread_follow_the_sm_count(sms, want, monkeypatch):
+@pytest.mark.parametrize("typ,sms,want", [(nv.Q6_K, 132, {1024: (1, 1), 2048: (1, 4), 128256: (4, 4)}),
+                                           (nv.Q6_K, 8, {1024: (1, 1), 2048: (4, 2), 128256: (4, 4)}),
+                                           (nv.Q8_0, 132, {1024: (1, 1), 2048: (1, 4), 128256: (2, 4)}),
+                                           (nv.Q8_0, 8, {1024: (1, 1), 2048: (2, 2), 128256: (2, 4)})])
+def test_rows_a_thread_follow_the_sm_count(typ, sms, want, monkeypatch):
   # (rows a thread, rows a workgroup) of 1024 rows, a 1B's ffn_down and its lm head: rows share a thread's x loads while 16 warps an SM are left, so
-  # the whole H100 takes one row a thread and 4 a workgroup, and 8 SMs take 4 rows a thread
-  seen, real = {}, nv._matvec_kernel
+  # the whole H100 takes one row a thread and 4 a workgroup, and 8 SMs take 4 rows a thread, 2 where a lane reads 4 weights a block (Q8_0)
+  seen, real, (bs, nbytes, _) = {}, nv._matvec_kernel, nv.QUANTS[typ]
   def spy(out, *args, **kw):
     seen[out.shape[0]] = (kw["rows_th"], kw["rows_wg"])
     return real(out, *args, **kw)
@@ -135,7 +138,7 @@ def test_rows_a_thread_follow_the_sm_count(sms, want, monkeypatch):
   monkeypatch.setattr(nv, "has_local", lambda device: True)
   monkeypatch.setattr(nv, "sm_count", lambda device: sms)
   for rows, cols in ((1024, 2048), (2048, 8192), (128256, 2048)):
-    nv.matvec(Tensor.empty(rows * cols // 256 * 210, dtype=dtypes.uint8), nv.Q6_K, Tensor.empty(cols), rows)
+    nv.matvec(Tensor.empty(rows * cols // bs * nbytes, dtype=dtypes.uint8), typ, Tensor.empty(cols), rows)
   assert seen == want
 
 @pytest.mark.parametrize("typ", TYPES)
