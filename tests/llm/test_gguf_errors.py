@@ -15,7 +15,8 @@ def write(path:pathlib.Path, tensors:dict[str, tuple[np.ndarray, T|None]], **kv:
   w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
   return path.read_bytes()
 
-@pytest.fixture(scope="module")
+# autouse: whichever test a worker runs first finds the io_uring open
+@pytest.fixture(scope="module", autouse=True)
 def good(tmp_path_factory) -> bytes:
   # a Q8_0 tensor padded to 160 bytes, then a float32 one that ends the file: every cut short of the end removes data
   b = write(p := tmp_path_factory.mktemp("gguf") / "good.gguf", {"w": (np.zeros((2, 68), np.uint8), T.Q8_0),
