@@ -47,6 +47,19 @@ def test_llm_prefill_and_profile_through_masters_app(tmp_path):
   # kernels a step: the launches of master's captured JIT
   assert next(r["kernels_per_token"] for r in rows if "profile" in r) == prof["kernels"]
 
+def test_prefill_runs_a_prompt_as_generate_does():
+  # a user's prompt is generate's (master: chunks of 32 through the prefill JIT) up to its first token, each run from empty caches
+  # (a cached prefix would be reused), not one model() call of the whole prompt
+  class Model:
+    def __init__(self): self.runs, self._cached_tokens = [], [7]
+    def __call__(self, *args): raise AssertionError("a prompt is not one model() call")
+    def generate(self, toks:list[int]):
+      self.runs.append((len(toks), list(self._cached_tokens)))
+      self._cached_tokens = toks
+      yield 0
+  row = bench.bench_prefill(m:=Model(), 16, "CPU")
+  assert m.runs == [(16, [])] * 4 and row["name"] == "prefill 16" and len(row["times_s"]) == 4
+
 def test_llm_decode_from_a_start_position_through_masters_app(tmp_path):
   env = {**os.environ, "PYTHONPATH": str(SCRIPTS.parent / "build" / "master" / "tinygrad")}
   subprocess.run([sys.executable, str(SCRIPTS / "bench.py"), "--out", str(tmp_path), "--devices", "CPU", "--only", "llm", "--warmup", "2",
