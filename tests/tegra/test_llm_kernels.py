@@ -134,6 +134,19 @@ def test_qwen3_moe_decodes_through_the_kernels(dev, tmp_path):
   assert toks(m:=Transformer.from_gguf(path, max_context=16)[0]) == want
   assert all(getattr(b, f"ffn_{n}_exps").blocks[1] == nv.Q4_K for b in m.blk for n in ("gate", "up", "down"))
 
+def test_the_weights_are_the_files_blocks(dev, tmp_path):
+  # unified memory (the Orin's 64 GB are the CPU's too): the GGUF's blocks on the GPU are the weights; a prompt and decode steps
+  # dequantize them as they read, and no float16 copy of them stays allocated
+  from tinygrad import GlobalCounters
+  from tinygrad.llm.model import Transformer
+  path = tiny_llama(tmp_path / "q6_k.gguf", nv.Q6_K)
+  before = GlobalCounters.mem_used
+  m, _ = Transformer.from_gguf(path, max_context=64)
+  assert len([t for t, _ in zip(m.generate(list(range(2, 22))), range(4))]) == 4
+  fp16 = sum(2 * l.weight.numel() for b in m.blk for l in (b.attn_q, b.attn_k, b.attn_v, b.attn_output, b.ffn_gate, b.ffn_up, b.ffn_down))
+  kv = sum(b.cache_kv.nbytes() for b in m.blk)
+  assert GlobalCounters.mem_used - before < path.stat().st_size + kv + fp16 // 4, (GlobalCounters.mem_used - before, path.stat().st_size, fp16)
+
 def test_smollm2_decodes_paris_through_the_kernels(dev):
   # master's LLM app on the Orin: SmolLM2's Q4_1 projections and Q8_0 head, its norms, attention and greedy token in our kernels
   from tinygrad.llm.model import Transformer
