@@ -1,0 +1,9 @@
+# a prompt's host work in tinygrad/llm/model.py: what every block of one call shares is built once (a first token waits for all of it)
+from tinygrad import Tensor
+from tinygrad.llm.model import Transformer
+
+def test_a_prompts_causal_mask_is_built_once(tiny_gguf, monkeypatch):
+  m, calls, real = Transformer.from_gguf(tiny_gguf, max_context=16)[0], [], Tensor.triu
+  monkeypatch.setattr(Tensor, "triu", lambda self, *a, **kw: calls.append(self.shape) or real(self, *a, **kw))
+  tok = next(m.generate([0, 5, 9, 4]))
+  assert len(calls) == 1 and len(m.blk) == 2 and 0 <= tok < 320
