@@ -25,6 +25,8 @@ PRESETS: dict[str, dict] = {
   "tiny": dict(name="tiny llama (synthetic)", n_layers=2, dim=256, n_heads=4, n_kv_heads=2, ffn=512,
                n_normal=768, n_special=256, context=512),
 }
+# LLaMA-3.2-1B's 16 blocks in tiny's dims: a first token's host work (tracing, scheduling) at the 1B's depth, its compute negligible
+PRESETS["tiny-16"] = dict(PRESETS["tiny"], name="tiny llama, 16 blocks (synthetic)", n_layers=16)
 # the models of the decode table (issue 28): (preset, quant)
 ZOO = [("llama-3.2-1b", "q6_k"), ("llama-3.2-1b", "q4_k_m"), ("qwen3-1.7b", "q4_k_m"), ("llama-3.2-1b", "q8_0"), ("llama-3.1-8b", "q4_k_m")]
 QUANTS = {"q6_k": gguf.LlamaFileType.MOSTLY_Q6_K, "q4_k_m": gguf.LlamaFileType.MOSTLY_Q4_K_M, "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}

@@ -73,3 +73,8 @@ def test_qwen3_q8_0_has_qwen3s_tensors_and_decodes(tmp_path, monkeypatch):
 def test_the_zoo_is_the_decode_tables_models():
   from synth_gguf import ZOO, QUANTS
   assert all(p in PRESETS and q in QUANTS for p, q in ZOO) and ("llama-3.1-8b", "q4_k_m") in ZOO and ("qwen3-1.7b", "q4_k_m") in ZOO
+
+def test_tiny_16_has_the_1bs_depth_in_tinys_dims(tmp_path):
+  # the first-token benchmark's model: host work at LLaMA-3.2-1B's 16 blocks, compute at tiny's size
+  r = gguf.GGUFReader(write_llama_gguf(tmp_path / "t.gguf", "tiny-16"))
+  assert r.fields["llama.block_count"].contents() == 16 and r.fields["llama.embedding_length"].contents() == 256
