@@ -175,7 +175,8 @@ def bench_prefill(model, n:int, dev:str) -> dict:
   prefill JIT; 0.12.0's series: one call), the best of runs 3-4, after a first that compiles and a second that captures; every run's
   time is kept"""
   from tinygrad import Device
-  toks, ts = [1000 + i % 5000 for i in range(n)], []
+  vocab = model.token_embd.weight.shape[0]
+  toks, ts = [(1000 + i) % vocab for i in range(n)], []
   for _ in range(4):
     # master's generate reuses the prefix its caches hold: start each run from an empty one
     if hasattr(model, "_cached_tokens"): model._cached_tokens = []

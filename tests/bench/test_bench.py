@@ -1,5 +1,6 @@
-import json, os, pathlib, subprocess, sys
+import json, os, pathlib, subprocess, sys, types
 import pytest
+from tinygrad import Tensor
 
 SCRIPTS = pathlib.Path(__file__).resolve().parents[2] / "scripts"
 sys.path.insert(0, str(SCRIPTS))
@@ -39,9 +40,10 @@ def test_llm_prefill_and_profile_through_masters_app(tmp_path):
   # as many as the captured JIT launches
   env = {**os.environ, "PYTHONPATH": str(SCRIPTS.parent / "build" / "master" / "tinygrad")}
   subprocess.run([sys.executable, str(SCRIPTS / "bench.py"), "--out", str(tmp_path), "--devices", "CPU", "--only", "llm", "--warmup", "6",
-                  "--tokens", "8", "--max-context", "64", "--prefill", "8", "--profile"], check=True, timeout=600, env=env)
+                  "--tokens", "8", "--max-context", "64", "--prefill", "40", "--profile"], check=True, timeout=600, env=env)
   rows = json.loads((tmp_path / "bench.json").read_text())["results"][0]["rows"]
-  assert [r["name"] for r in rows if r["name"].startswith("prefill")] == ["prefill 8"] and all(r["value"] > 0 for r in rows)
+  # 40 tokens: two of generate's chunks, and past the tiny vocabulary's 1024 ids from 1000 on
+  assert [r["name"] for r in rows if r["name"].startswith("prefill")] == ["prefill 40"] and all(r["value"] > 0 for r in rows)
   prof = next(r["profile"] for r in rows if "profile" in r)
   assert prof["steps"] >= 1 and prof["kernels"] > 10 and prof["total_us"] > 0
   # kernels a step: the launches of master's captured JIT
@@ -51,14 +53,16 @@ def test_prefill_runs_a_prompt_as_generate_does():
   # a user's prompt is generate's (master: chunks of 32 through the prefill JIT) up to its first token, each run from empty caches
   # (a cached prefix would be reused), not one model() call of the whole prompt
   class Model:
+    token_embd = types.SimpleNamespace(weight=Tensor.empty(1024, 8))
     def __init__(self): self.runs, self._cached_tokens = [], [7]
     def __call__(self, *args): raise AssertionError("a prompt is not one model() call")
     def generate(self, toks:list[int]):
+      assert all(0 <= t < 1024 for t in toks), "a token outside the vocabulary"
       self.runs.append((len(toks), list(self._cached_tokens)))
       self._cached_tokens = toks
       yield 0
-  row = bench.bench_prefill(m:=Model(), 16, "CPU")
-  assert m.runs == [(16, [])] * 4 and row["name"] == "prefill 16" and len(row["times_s"]) == 4
+  row = bench.bench_prefill(m:=Model(), 40, "CPU")
+  assert m.runs == [(40, [])] * 4 and row["name"] == "prefill 40" and len(row["times_s"]) == 4
 
 def test_llm_decode_from_a_start_position_through_masters_app(tmp_path):
   env = {**os.environ, "PYTHONPATH": str(SCRIPTS.parent / "build" / "master" / "tinygrad")}
