@@ -29,7 +29,8 @@ PRESETS: dict[str, dict] = {
 PRESETS["tiny-16"] = dict(PRESETS["tiny"], name="tiny llama, 16 blocks (synthetic)", n_layers=16)
 # the models of the decode table (issue 28): (preset, quant)
 ZOO = [("llama-3.2-1b", "q6_k"), ("llama-3.2-1b", "q4_k_m"), ("qwen3-1.7b", "q4_k_m"), ("llama-3.2-1b", "q8_0"), ("llama-3.1-8b", "q4_k_m")]
-QUANTS = {"q6_k": gguf.LlamaFileType.MOSTLY_Q6_K, "q4_k_m": gguf.LlamaFileType.MOSTLY_Q4_K_M, "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0}
+QUANTS = {"q6_k": gguf.LlamaFileType.MOSTLY_Q6_K, "q4_k_m": gguf.LlamaFileType.MOSTLY_Q4_K_M, "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
+          "f16": gguf.LlamaFileType.MOSTLY_F16}
 ROPE_THETA, RMS_EPS = 500000.0, 1e-5
 Q6_K_BLOCK, Q6_K_BYTES = 256, 210  # ql[128] qh[64] scales[16] (int8) d (fp16)
 WEIGHT_STD = 0.02                  # about what trained LLaMA projections have
@@ -124,6 +125,7 @@ def write_llama_gguf(path:str|pathlib.Path, preset:str="tiny", quant:str="q6_k",
   for name, shape in tensor_shapes(p).items():
     if name == "rope_freqs.weight": w.add_tensor(name, llama3_rope_freqs(hd))
     elif len(shape) == 1: w.add_tensor(name, np.ones(shape, np.float32))
+    elif quant == "f16": w.add_tensor(name, (rng.standard_normal(shape, np.float32) * WEIGHT_STD).astype(np.float16))
     elif quant == "q8_0": w.add_tensor(name, random_q8_0(rng, *shape), raw_dtype=gguf.GGMLQuantizationType.Q8_0)
     # q4_k_m as llama.cpp's quantize makes it for a 1B: attn_v, ffn_down, the token embedding and the output stay Q6_K
     elif quant == "q4_k_m" and not any(k in name for k in ("attn_v", "ffn_down", "token_embd")) and name != "output.weight":

@@ -78,3 +78,10 @@ def test_tiny_16_has_the_1bs_depth_in_tinys_dims(tmp_path):
   # the first-token benchmark's model: host work at LLaMA-3.2-1B's 16 blocks, compute at tiny's size
   r = gguf.GGUFReader(write_llama_gguf(tmp_path / "t.gguf", "tiny-16"))
   assert r.fields["llama.block_count"].contents() == 16 and r.fields["llama.embedding_length"].contents() == 256
+
+def test_f16_is_every_matrix_in_half(tmp_path):
+  # the prompt benchmark's baseline: the same shapes with float16 weights, no blocks to dequantize
+  r = gguf.GGUFReader(write_llama_gguf(tmp_path / "h.gguf", "tiny", "f16"))
+  assert {t.tensor_type for t in r.tensors if len(t.shape) == 2} == {gguf.GGMLQuantizationType.F16}
+  w = np.concatenate([np.asarray(t.data, np.float32).reshape(-1) for t in r.tensors if len(t.shape) == 2])
+  assert 0.9 * WEIGHT_STD < w.std() < 1.1 * WEIGHT_STD
