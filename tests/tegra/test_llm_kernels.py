@@ -21,6 +21,15 @@ def test_dequant_is_ggmls_bit_for_bit(dev, typ):
   want = ggml_data_to_tensor(Tensor(raw, device="CPU"), 16*bs, typ).numpy().reshape(16, bs)
   np.testing.assert_array_equal(nv.dequantize(Tensor(raw, device="NV"), typ).numpy().view(np.uint32), want.view(np.uint32))
 
+@pytest.mark.parametrize("typ", [nv.Q4_0, nv.Q8_0, nv.Q4_K, nv.Q6_K, nv.IQ4_XS])
+def test_dequant_to_half_in_rows_order(dev, typ):
+  # a prompt's weight: the blocks in float16, row j stored row order[j] (RoPE's permutation at load)
+  rows, cols, bs = 6, 512, nv.QUANTS[typ][0]
+  raw, order = random_blocks(np.random.default_rng(typ), rows*cols//bs, typ).reshape(-1), [3, 0, 5, 1, 4, 2]
+  want = ggml_data_to_tensor(Tensor(raw, device="CPU"), rows*cols, typ).numpy().reshape(rows, cols)[order].astype(np.float16)
+  got = nv.dequantize(Tensor(raw, device="NV"), typ, dtypes.half, Tensor(order, dtype=dtypes.int32, device="NV"), cols // bs)
+  np.testing.assert_array_equal(got.numpy().reshape(rows, cols).view(np.uint16), want.view(np.uint16))
+
 @pytest.mark.parametrize("typ", list(nv.QUANTS))
 @pytest.mark.parametrize("split,rows_wg,unroll,rows_th", [(1, 4, 2, 1), (2, 2, 2, 1), (4, 1, 1, 1), (1, 2, 8, 2), (2, 2, 1, 4)])
 def test_matvec(dev, typ, split, rows_wg, unroll, rows_th):
@@ -146,6 +155,19 @@ def test_the_weights_are_the_files_blocks(dev, tmp_path):
   fp16 = sum(2 * l.weight.numel() for b in m.blk for l in (b.attn_q, b.attn_k, b.attn_v, b.attn_output, b.ffn_gate, b.ffn_up, b.ffn_down))
   kv = sum(b.cache_kv.nbytes() for b in m.blk)
   assert GlobalCounters.mem_used - before < path.stat().st_size + kv + fp16 // 4, (GlobalCounters.mem_used - before, path.stat().st_size, fp16)
+
+def test_a_prompt_multiplies_float16_inputs_by_blocks_dequantized_for_it(dev, tmp_path, monkeypatch):
+  # a prompt's projections: each weight's blocks dequantized to float16 by their own kernel, float16 inputs on the tensor cores; the
+  # tokens are the CPU's
+  from tinygrad.llm.model import Transformer
+  path = tiny_llama(tmp_path / "q6_k.gguf", nv.Q6_K)
+  prompt = [(7 * i) % 300 + 2 for i in range(40)]
+  def toks(m): return [t for t, _ in zip(m.generate(list(prompt)), range(3))]
+  with Context(DEV="CPU"): want = toks(Transformer.from_gguf(path, max_context=64)[0])
+  halves, dequantize = [], nv.dequantize
+  monkeypatch.setattr(nv, "dequantize", lambda raw, typ, dtype=dtypes.float, *a: halves.append(dtype) or dequantize(raw, typ, dtype, *a))
+  assert toks(Transformer.from_gguf(path, max_context=64)[0]) == want
+  assert halves == [dtypes.half] * 14   # 7 projections a block, 2 blocks; the head projects one token
 
 def test_smollm2_decodes_paris_through_the_kernels(dev):
   # master's LLM app on the Orin: SmolLM2's Q4_1 projections and Q8_0 head, its norms, attention and greedy token in our kernels
