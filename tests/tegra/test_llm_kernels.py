@@ -30,6 +30,15 @@ def test_dequant_to_half_in_rows_order(dev, typ):
   got = nv.dequantize(Tensor(raw, device="NV"), typ, dtypes.half, Tensor(order, dtype=dtypes.int32, device="NV"), cols // bs)
   np.testing.assert_array_equal(got.numpy().reshape(rows, cols).view(np.uint16), want.view(np.uint16))
 
+@pytest.mark.parametrize("typ", [nv.Q8_0, nv.Q6_K, nv.IQ4_XS])
+def test_dequant_takes_workgroups_of_blocks(dev, typ):
+  # a prompt dequantizes every weight each call: a block's lanes and 128 // lanes blocks a workgroup, not one thread a workgroup
+  from tinygrad import Device
+  from tinygrad.codegen import to_program
+  raw = Tensor(random_blocks(np.random.default_rng(typ), 64, typ).reshape(-1), device="NV")
+  ast = next(c.src[0] for c in nv.dequantize(raw, typ, dtypes.half).schedule_linear().src if c.src[0].op is Ops.SINK)
+  assert functools.reduce(lambda a, b: a * b, to_program(ast, Device["NV"].renderer).arg.local_size) == 128
+
 @pytest.mark.parametrize("typ", list(nv.QUANTS))
 @pytest.mark.parametrize("split,rows_wg,unroll,rows_th", [(1, 4, 2, 1), (2, 2, 2, 1), (4, 1, 1, 1), (1, 2, 8, 2), (2, 2, 1, 4)])
 def test_matvec(dev, typ, split, rows_wg, unroll, rows_th):
