@@ -4,22 +4,34 @@ synchronization that timing each kernel alone (bench.py --profile) adds.
   ncu --profile-from-start off --clock-control none --cache-control none --csv --print-units base \\
       --metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \\
       python3 scripts/ncu_step.py run GGUF > step.csv        # on the GPU (DEV=CUDA, PYTHONPATH the tinygrad tree)
+  python3 scripts/ncu_step.py run GGUF --prompt 512 > prompt.csv  # or a prompt of 512 tokens to its first token
   python3 scripts/ncu_step.py summary step.csv [...] [--json OUT]  # anywhere: time a kernel name, slowest first
 run decodes 40 tokens through generate (v0.12.0's apps/llm or master's tinygrad.llm) and 55 steps from position 100 (the JIT captured
-and graphed), then profiles the step at 155 only (cuProfilerStart/Stop). ncu replays each kernel of the graph alone: --cache-control none
-leaves the L2 as the step before left it."""
-import argparse, csv, ctypes, json, pathlib, sys
+and graphed), then profiles the step at 155 only (cuProfilerStart/Stop). With --prompt N: generate from empty caches to the first token of
+an N-token prompt four times (compile, capture, replay) and profile a fifth; each run's seconds go to stderr. ncu replays each kernel of
+the graph alone: --cache-control none leaves the L2 as the step before left it."""
+import argparse, csv, ctypes, json, pathlib, sys, time
 from bench import llm_app, step_inputs
 
-def run(gguf:str, dev="CUDA"):
+def run(gguf:str, dev="CUDA", prompt=0):
   from tinygrad import Tensor, Device
-  model, kv = llm_app().from_gguf(Tensor(pathlib.Path(gguf)).to(dev), max_context=512)
+  model, kv = llm_app().from_gguf(Tensor(pathlib.Path(gguf)).to(dev), max_context=max(512, 2 * prompt))
+  cu = ctypes.CDLL("libcuda.so.1")
+  if prompt:
+    toks = [(1000 + i) % model.token_embd.weight.shape[0] for i in range(prompt)]
+    for i in range(5):
+      model._cached_tokens = []
+      Device[dev].synchronize(); st = time.perf_counter()
+      if i == 4: cu.cuProfilerStart()
+      next(model.generate(list(toks))); Device[dev].synchronize()
+      if i == 4: cu.cuProfilerStop()
+      print(f"prompt {prompt} run {i}: {time.perf_counter() - st:.4f} s", file=sys.stderr)
+    return
   gen = model.generate([kv["tokenizer.ggml.bos_token_id"]] + list(range(1000, 1015)))
   toks = [next(gen) for _ in range(40)]
   (v, temp), t, p = step_inputs(model), Tensor([[toks[-1]]], dtype="int32"), 100
   for _ in range(55): t, p = model(t, v.bind(p), *temp).realize(), p + 1
   Device[dev].synchronize()
-  cu = ctypes.CDLL("libcuda.so.1")
   cu.cuProfilerStart(); model(t, v.bind(p), *temp).realize(); Device[dev].synchronize(); cu.cuProfilerStop()
 
 def summary(path:str) -> dict:
@@ -42,10 +54,10 @@ def summary(path:str) -> dict:
 if __name__ == "__main__":
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   sub = ap.add_subparsers(dest="cmd", required=True)
-  sub.add_parser("run").add_argument("gguf")
+  r = sub.add_parser("run"); r.add_argument("gguf"); r.add_argument("--prompt", type=int, default=0, help="profile a prompt of this many tokens")
   s = sub.add_parser("summary"); s.add_argument("csv", nargs="+"); s.add_argument("--json")
   args = ap.parse_args()
-  if args.cmd == "run": sys.exit(run(args.gguf))
+  if args.cmd == "run": sys.exit(run(args.gguf, prompt=args.prompt))
   out = [summary(p) for p in args.csv]
   for o in out:
     print(f"{o['file']}: {o['kernels']} kernels, {o['us']} us")

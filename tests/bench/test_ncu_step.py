@@ -1,5 +1,5 @@
 # scripts/ncu_step.py summary: ncu's CSV (a row a metric of a kernel launch) as time a kernel name, its launches summed, slowest first.
-import os, subprocess, sys, pathlib
+import os, subprocess, sys, pathlib, pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
 from ncu_step import summary
 
@@ -18,8 +18,9 @@ def test_summary_sums_launches_of_a_name(tmp_path):
   assert list(s["by_kernel"]) == ["r_4096_8", "rms_norm_2048"]
   assert s["by_kernel"]["rms_norm_2048"] == dict(launches=2, us=10.0, grid="1", block="256", regs="32")
 
-def test_run_profiles_one_step_of_masters_app(tmp_path):
-  # the step between cuProfilerStart and Stop launches kernels: on the CPU with a stand-in libcuda, through master's model
+@pytest.mark.parametrize("prompt", [0, 40])
+def test_run_profiles_one_step_of_masters_app(tmp_path, prompt):
+  # the step (or the prompt) between cuProfilerStart and Stop launches kernels: on the CPU with a stand-in libcuda, through master's model
   code = f"""
 import sys, types; sys.path.insert(0, {str(pathlib.Path(__file__).resolve().parents[2] / "scripts")!r})
 import ncu_step, synth_gguf
@@ -27,11 +28,12 @@ from tinygrad import GlobalCounters
 seen = []
 ncu_step.ctypes = types.SimpleNamespace(CDLL=lambda name: types.SimpleNamespace(cuProfilerStart=lambda: seen.append(GlobalCounters.kernel_count),
                                                                               cuProfilerStop=lambda: seen.append(GlobalCounters.kernel_count)))
-ncu_step.run(str(synth_gguf.write_llama_gguf(pathlib.Path({str(tmp_path)!r}) / "t.gguf", "tiny")), dev="CPU")
+ncu_step.run(str(synth_gguf.write_llama_gguf(pathlib.Path({str(tmp_path)!r}) / "t.gguf", "tiny")), dev="CPU", prompt={prompt})
 assert len(seen) == 2 and seen[1] > seen[0], seen
 """
   env = {**os.environ, "PYTHONPATH": str(pathlib.Path(__file__).resolve().parents[2] / "build" / "master" / "tinygrad")}
-  subprocess.run([sys.executable, "-c", "import pathlib\n" + code], check=True, timeout=600, env=env)
+  r = subprocess.run([sys.executable, "-c", "import pathlib\n" + code], check=True, timeout=600, env=env, capture_output=True, text=True)
+  assert r.stderr.count(f"prompt {prompt} run") == (5 if prompt else 0), r.stderr
 
 def test_summary_without_launch_metrics_takes_ncus_launch_columns(tmp_path):
   lines = [HDR, ["0", "1", "python3", "h", "attention_32_8_64", "1", "7", "(8, 2, 16)", "(4, 8, 1)", "0", "9.0", "s", "gpu__time_duration.sum",
