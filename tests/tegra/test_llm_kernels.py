@@ -125,6 +125,19 @@ def test_attention(dev, heads, kv_heads, hd, rope_dim, normed, ctx):
     p = np.exp(s - s.max(-1, keepdims=True))
     np.testing.assert_allclose(got, np.einsum("hj,hjd->hd", p / p.sum(-1, keepdims=True), vv), atol=1e-5)
 
+@pytest.mark.parametrize("heads,kv_heads,hd,T", [(4, 2, 64, 64), (4, 1, 128, 32), (2, 2, 32, 64)])
+def test_a_first_prompts_attention_takes_the_tensor_cores(dev, heads, kv_heads, hd, T):
+  # concrete shapes: float16 inputs summed in float32, GQA by broadcasting k and v over a kv head's heads; a symbolic length keeps SDPA
+  from tinygrad.llm.model import causal_mask, tc_attention
+  rng = np.random.default_rng(hd)
+  q, k, v = (rng.standard_normal((1, n, T, hd)).astype(np.float32) for n in (heads, kv_heads, kv_heads))
+  got = tc_attention(*(Tensor(x, device="NV") for x in (q, k, v)), causal_mask(T, 0, dtypes.float).to("NV")).numpy()[0]
+  s = np.einsum("htd,hjd->htj", q[0], np.repeat(k[0], heads // kv_heads, 0)) / np.sqrt(hd) + np.triu(np.full((T, T), -np.inf), 1)
+  p = np.exp(s - s.max(-1, keepdims=True))
+  np.testing.assert_allclose(got, np.einsum("htj,hjd->htd", p / p.sum(-1, keepdims=True), np.repeat(v[0], heads // kv_heads, 0)), atol=5e-3)
+  sp = UOp.variable("start_pos", 0, 64).bind(3)
+  assert tc_attention(Tensor(q, device="NV"), Tensor(k, device="NV")[:, :, :sp+T-3], Tensor(v, device="NV")[:, :, :sp+T-3], None) is None
+
 def test_rms_norm(dev):
   # SmolLM2's 576: a workgroup of 192 threads, 3 values each
   x, w = np.random.default_rng(1).standard_normal((2, 576)).astype(np.float32)

@@ -17,16 +17,17 @@ def test_a_prompt_runs_padded_through_the_jit_of_its_length(dev, tmp_path):
   for _ in range(3):
     m._cached_tokens = []
     assert toks(m) == want
-  # the third prompt replayed the captured kernels
-  assert list(m.prompt_jits) == [64] and m.prompt_jits[64].cnt >= 2 and not m.prefill_jit.captured
+  # the third prompt replayed the captured kernels, start_pos 0 in them: from an empty cache the attention's shapes are concrete
+  assert list(m.prompt_jits) == [(64, 0)] and m.prompt_jits[(64, 0)].cnt >= 2 and not m.prefill_jit.captured
 
 def test_a_prompt_past_its_cached_prefix_pads_the_rest(dev, tmp_path):
-  # a second turn: the tokens after the cached prefix go as one chunk from start_pos, padded to 32; max_context 24 takes symbolic chunks
+  # a second turn: the tokens after the cached prefix go as one chunk from start_pos (a variable), padded to 32; max_context 24 takes
+  # symbolic chunks
   path = tiny_llama(tmp_path / "q6_k.gguf", 14)
   m, ref, prompt = Transformer.from_gguf(path, max_context=64)[0], Transformer.from_gguf(path, max_context=24)[0], PROMPT[:20]
   assert (first:=next(m.generate(list(prompt)))) == next(ref.generate(list(prompt)))
   assert next(m.generate(prompt + [first, 7, 8])) == next(ref.generate(prompt + [first, 7, 8]))
-  assert sorted(m.prompt_jits) == [32] and m.get_start_pos(prompt + [first, 7, 8, 0]) == 23 and not ref.prompt_jits
+  assert set(m.prompt_jits) == {(32, 0), (32, None)} and m.get_start_pos(prompt + [first, 7, 8, 0]) == 23 and not ref.prompt_jits
 
 def test_the_cpu_keeps_symbolic_chunks(dev, tmp_path):
   # no tensor cores to gain: master's chunks of 32 tokens, one JIT for every length
