@@ -3,7 +3,7 @@
 import pathlib, sys
 sys.path[:0] = [str(pathlib.Path(__file__).resolve().parents[1] / "llm")]
 from llm_helpers import tiny_llama
-from tinygrad import Context
+from tinygrad import Context, Tensor
 from tinygrad.llm.model import Transformer
 
 PROMPT = [(7 * i) % 300 + 2 for i in range(40)]
@@ -35,3 +35,14 @@ def test_the_cpu_keeps_symbolic_chunks(dev, tmp_path):
     m = Transformer.from_gguf(tiny_llama(tmp_path / "q6_k.gguf", 14), max_context=64)[0]
     toks(m, 1)
   assert not m.prompt_jits and m.prefill_jit.cnt == 2
+
+def test_a_replayed_prompt_schedules_nothing(dev, tmp_path, monkeypatch):
+  # its tokens and the temperature are copied into buffers the JIT reads: a schedule outside it walks every live tensor (ms a call)
+  m = Transformer.from_gguf(tiny_llama(tmp_path / "q6_k.gguf", 14), max_context=64)[0]
+  for _ in range(3):
+    m._cached_tokens = []
+    want = toks(m, 1)
+  calls, real = [], Tensor.linear_with_vars
+  monkeypatch.setattr(Tensor, "linear_with_vars", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+  m._cached_tokens = []
+  assert toks(m, 1) == want and not calls
