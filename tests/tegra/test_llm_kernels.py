@@ -191,6 +191,19 @@ def test_a_prompt_multiplies_float16_inputs_by_blocks_dequantized_for_it(dev, tm
   assert toks(Transformer.from_gguf(path, max_context=64)[0]) == want
   assert halves == [dtypes.half] * 14   # 7 projections a block, 2 blocks; the head projects one token
 
+def test_a_prompts_weights_schedule_nothing_and_share_their_kernel(dev, tmp_path, monkeypatch):
+  # a first prompt finds each weight's blocks: RoPE's row orders are copied into buffers (a realize is a schedule, and a schedule walks
+  # every live tensor), and the weights of one shape and type share the UOps of one dequantizing kernel, built once
+  from tinygrad.llm.model import Transformer
+  m = Transformer.from_gguf(tiny_llama(tmp_path / "q6_k.gguf", nv.Q6_K), max_context=64)[0]
+  calls, built, linear, kernel = [], [], Tensor.linear_with_vars, nv._dequant_kernel
+  monkeypatch.setattr(Tensor, "linear_with_vars", lambda *a, **kw: calls.append(1) or linear(*a, **kw))
+  monkeypatch.setattr(nv, "_dequant_kernel", lambda *a, **kw: built.append(1) or kernel(*a, **kw))
+  nv._dequant_fxn.cache_clear()
+  x = Tensor.empty(1, 32, m.blk[0].ffn_up.weight.shape[1], device="NV")
+  assert all(b.attn_q.prompt_weight(x) is not None and b.ffn_up.prompt_weight(x) is not None for b in m.blk)
+  assert not calls and all(b.attn_q.blocks[2] is not None for b in m.blk) and len(built) == 2
+
 def test_smollm2_decodes_paris_through_the_kernels(dev):
   # master's LLM app on the Orin: SmolLM2's Q4_1 projections and Q8_0 head, its norms, attention and greedy token in our kernels
   from tinygrad.llm.model import Transformer
