@@ -138,6 +138,19 @@ def test_a_first_prompts_attention_takes_the_tensor_cores(dev, heads, kv_heads, 
   sp = UOp.variable("start_pos", 0, 64).bind(3)
   assert tc_attention(Tensor(q, device="NV"), Tensor(k, device="NV")[:, :, :sp+T-3], Tensor(v, device="NV")[:, :, :sp+T-3], None) is None
 
+@pytest.mark.parametrize("T,N,K,wg", [(128, 256, 32, 2), (256, 256, 32, 4), (64, 96, 32, None)])
+def test_a_prompts_matmul_tiles_follow_the_shape_and_the_sms(dev, monkeypatch, T, N, K, wg):
+  # one SM: a warp's 64 tokens by 64 rows where 4 workgroups of wg warps are left it, the heuristic's tiles where not
+  from tinygrad import Device
+  from tinygrad.codegen import to_program
+  monkeypatch.setattr(nv, "sm_count", lambda d: 1)
+  rng = np.random.default_rng(T + N)
+  x, w = rng.standard_normal((1, T, K)).astype(np.float16), rng.standard_normal((N, K)).astype(np.float16)
+  def y(): return nv.prompt_matmul(Tensor(x, device="NV"), Tensor(w, device="NV"))
+  progs = [to_program(c.src[0], Device["NV"].renderer).arg for c in y().schedule_linear().src if c.src[0].op is Ops.SINK]
+  assert [p.local_size for p in progs if p.name.startswith("matmul")] == ([(32, wg, 1)] if wg else [])
+  np.testing.assert_allclose(y().numpy(), x.astype(np.float32) @ w.astype(np.float32).T, rtol=1e-4, atol=1e-4)
+
 def test_rms_norm(dev):
   # SmolLM2's 576: a workgroup of 192 threads, 3 values each
   x, w = np.random.default_rng(1).standard_normal((2, 576)).astype(np.float32)
