@@ -138,9 +138,10 @@ def test_a_first_prompts_attention_takes_the_tensor_cores(dev, heads, kv_heads, 
   sp = UOp.variable("start_pos", 0, 64).bind(3)
   assert tc_attention(Tensor(q, device="NV"), Tensor(k, device="NV")[:, :, :sp+T-3], Tensor(v, device="NV")[:, :, :sp+T-3], None) is None
 
-@pytest.mark.parametrize("T,N,K,wg", [(128, 256, 32, 2), (256, 256, 32, 4), (64, 96, 32, None)])
+@pytest.mark.parametrize("T,N,K,wg", [(128, 256, 32, 2), (256, 256, 32, 4), (64, 512, 32, 2), (64, 256, 32, None), (64, 96, 32, None)])
 def test_a_prompts_matmul_tiles_follow_the_shape_and_the_sms(dev, monkeypatch, T, N, K, wg):
-  # one SM: a warp's 64 tokens by 64 rows where 4 workgroups of wg warps are left it, the heuristic's tiles where not
+  # one SM: a warp's 64 tokens by 64 rows where 4 workgroups of wg warps are left it (64 tokens too, their range then 1 wide), the
+  # heuristic's tiles where not
   from tinygrad import Device
   from tinygrad.codegen import to_program
   monkeypatch.setattr(nv, "sm_count", lambda d: 1)
@@ -148,8 +149,34 @@ def test_a_prompts_matmul_tiles_follow_the_shape_and_the_sms(dev, monkeypatch, T
   x, w = rng.standard_normal((1, T, K)).astype(np.float16), rng.standard_normal((N, K)).astype(np.float16)
   def y(): return nv.prompt_matmul(Tensor(x, device="NV"), Tensor(w, device="NV"))
   progs = [to_program(c.src[0], Device["NV"].renderer).arg for c in y().schedule_linear().src if c.src[0].op is Ops.SINK]
-  assert [p.local_size for p in progs if p.name.startswith("matmul")] == ([(32, wg, 1)] if wg else [])
+  assert [(p.local_size, int(np.prod(p.global_size))) for p in progs if p.name.startswith("matmul")] == ([((32, wg, 1), T*N//(64*64*wg))] if wg else [])
   np.testing.assert_allclose(y().numpy(), x.astype(np.float32) @ w.astype(np.float32).T, rtol=1e-4, atol=1e-4)
+
+def test_a_decode_steps_kernels_are_built_once_a_shape(dev, tmp_path, monkeypatch):
+  # the blocks' kernels of one shape share their UOps: the decode JIT's second trace (its capture) builds none
+  from tinygrad.llm.model import Transformer
+  kernels, built = ("_argmax_kernel", "_attention_kernel", "_matvec_kernel", "_rms_norm_kernel"), []
+  for name in kernels:
+    monkeypatch.setattr(nv, name, functools.partial(lambda f, *a, **kw: built.append(f.__name__) or f(*a, **kw), getattr(nv, name)))
+  m, _ = Transformer.from_gguf(tiny_llama(tmp_path / "t.gguf", nv.Q4_K), max_context=32)
+  g = m.generate([0, 5, 9])
+  next(g), next(g)
+  n = len(built)
+  next(g)
+  assert tuple(sorted(set(built))) == kernels and len(built) == n
+
+def test_the_blocks_weights_moved_alike_share_their_stored_rows(dev, tmp_path, monkeypatch):
+  # RoPE's permutation at load moves every block's q and k alike: the rows each stored row is are found for one block, not for each
+  from tinygrad.llm.model import Transformer
+  calls: list[int] = []
+  monkeypatch.setattr(nv, "_rows", functools.partial(lambda f, *a: calls.append(1) or f(*a), nv._rows))
+  # rows an earlier test found would hide the first block's
+  getattr(getattr(nv, "_moved_rows", None), "cache_clear", lambda: None)()
+  m, _ = Transformer.from_gguf(tiny_llama(tmp_path / "t.gguf", nv.Q4_K), max_context=32)
+  first = [nv.ggml_blocks(l.weight)[2] for l in (m.blk[0].attn_q, m.blk[0].attn_k)]
+  n = len(calls)
+  assert [nv.ggml_blocks(l.weight)[2] for l in (m.blk[1].attn_q, m.blk[1].attn_k)] == first and first[0] != sorted(first[0])
+  assert n > 0 and len(calls) == n
 
 def test_rms_norm(dev):
   # SmolLM2's 576: a workgroup of 192 threads, 3 values each
@@ -212,7 +239,6 @@ def test_a_prompts_weights_schedule_nothing_and_share_their_kernel(dev, tmp_path
   calls, built, linear, kernel = [], [], Tensor.linear_with_vars, nv._dequant_kernel
   monkeypatch.setattr(Tensor, "linear_with_vars", lambda *a, **kw: calls.append(1) or linear(*a, **kw))
   monkeypatch.setattr(nv, "_dequant_kernel", lambda *a, **kw: built.append(1) or kernel(*a, **kw))
-  nv._dequant_fxn.cache_clear()
   x = Tensor.empty(1, 32, m.blk[0].ffn_up.weight.shape[1], device="NV")
   assert all(b.attn_q.prompt_weight(x) is not None and b.ffn_up.prompt_weight(x) is not None for b in m.blk)
   assert not calls and all(b.attn_q.blocks[2] is not None for b in m.blk) and len(built) == 2
