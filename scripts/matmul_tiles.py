@@ -65,7 +65,8 @@ def table(logs:list[str]) -> str:
       if (m:=LINE.search(line.replace("Opt(op=OptOps.", "").strip())) and m[3] == "0": runs[(m[1], m[2])][norm(m[6])].append(m[5])
   cols = list(dict.fromkeys(o for r in runs.values() for o in r))
   out = ["| SMs | T x K x N | " + " | ".join(f"`{c}`" for c in cols) + " |", "| --- | --- |" + " ---: |" * len(cols)]
-  for (sms, shape), r in sorted(runs.items(), key=lambda kv: kv[0][0]): out.append(f"| {sms} | {shape} | " + " | ".join(" / ".join(r.get(c, [])) for c in cols) + " |")
+  for (sms, shape), r in sorted(runs.items(), key=lambda kv: kv[0][0]):
+    out.append(f"| {sms} | {shape} | " + " | ".join(" / ".join(r.get(c, [])) for c in cols) + " |")
   return "\n".join(out)
 
 def norm(opts:str) -> str:

@@ -6,10 +6,11 @@ from matmul_tiles import LINE, table
 
 def test_run_prints_a_line_a_shape_with_the_opts_asked(tmp_path):
   env = {**os.environ, "DEV": "NULL:CUDA:sm_90", "NULL_ALLOW_COPYOUT": "1", "PYTHONPATH": str(ROOT / "build" / "master" / "tinygrad")}
-  out = subprocess.run([sys.executable, str(ROOT / "scripts" / "matmul_tiles.py"), "run", "128x64x256", "128x64x512", "--opts",
-                        "TC:0:(-1,0,1) UPCAST:0:4 UPCAST:1:8 LOCAL:1:2"], env=env, capture_output=True, text=True, check=True).stdout
+  opts = "TC:0:(-1,0,1) UPCAST:0:4 UPCAST:1:8 LOCAL:1:2"
+  out = subprocess.run([sys.executable, str(ROOT / "scripts" / "matmul_tiles.py"), "run", "128x64x256", "128x64x512", "--opts", opts],
+                       env=env, capture_output=True, text=True, check=True).stdout
   lines = [LINE.search(l) for l in out.splitlines()]
-  assert [(m[1], m[2], m[6]) for m in lines if m] == [("all", s, "TC:0:(-1,0,1) UPCAST:0:4 UPCAST:1:8 LOCAL:1:2") for s in ("128x64x256", "128x64x512")]
+  assert [(m[1], m[2], m[6]) for m in lines if m] == [("all", s, opts) for s in ("128x64x256", "128x64x512")]
 
 def test_table_puts_a_tile_in_a_column_and_each_run_in_its_cell(tmp_path):
   (log:=tmp_path / "a.log").write_text(
