@@ -184,3 +184,15 @@ def test_decode_reads_iq4_xs_blocks(tmp_path, monkeypatch):
   m, _ = Transformer.from_gguf(path, max_context=16)
   assert [t for t,_ in zip(m.generate([0, 5, 9]), range(3))] == want
   assert all(l.blocks[1] == nv.IQ4_XS for b in m.blk for l in (b.attn_q, b.attn_k, b.attn_v, b.attn_output, b.ffn_gate, b.ffn_up, b.ffn_down))
+
+@pytest.mark.parametrize("sms,want", [(8, {(512, 2048): 4, (512, 512): 2, (512, 8192): 4, (128, 2048): 2, (64, 1024): None, (32, 2048): None}),
+                                      (132, {(512, 2048): None, (512, 8192): None, (512, 14336): 2, (512, 4096): None})])
+def test_a_prompts_matmul_tiles_follow_the_sms(sms, want, monkeypatch):
+  # a warp's 64 tokens by 64 rows in workgroups of 4 or 2 warps where every SM keeps 4 workgroups: a whole H200 keeps the heuristic's
+  # tiles for a 1B's 512-token prompt and takes them for an 8B's 14336-row gate and up, 8 SMs take them for both
+  monkeypatch.setattr(nv, "sm_count", lambda device: sms)
+  monkeypatch.setattr(nv, "has_tensor_cores", lambda device: True)
+  got = {(T, N): None if (o:=nv.matmul_tiles(T, N, 2048, "CUDA")) is None else next(x.arg for x in o if x.op.name == "LOCAL") for T, N in want}
+  assert got == want
+  monkeypatch.setattr(nv, "has_tensor_cores", lambda device: False)
+  assert nv.matmul_tiles(512, 2048, 2048, "CUDA") is None
