@@ -7,3 +7,13 @@ def test_a_prompts_causal_mask_is_built_once(tiny_gguf, monkeypatch):
   monkeypatch.setattr(Tensor, "triu", lambda self, *a, **kw: calls.append(self.shape) or real(self, *a, **kw))
   tok = next(m.generate([0, 5, 9, 4]))
   assert len(calls) == 1 and len(m.blk) == 2 and 0 <= tok < 320
+
+def test_loading_takes_no_random_numbers(tiny_gguf):
+  # the weights the model is built with (random draws) are all the file's after loading: the draws are taken back, so the RNG stream is
+  # where it was and the first sample does not schedule a chain of counter updates, one a weight
+  import numpy as np
+  Tensor.manual_seed(3)
+  want = Tensor.rand(4).numpy()
+  Tensor.manual_seed(3)
+  Transformer.from_gguf(tiny_gguf, max_context=16)
+  np.testing.assert_array_equal(Tensor.rand(4).numpy(), want)
