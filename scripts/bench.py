@@ -170,19 +170,24 @@ def decode_from(model, token:int, pos:int):
     t = model(t, v_pos.bind(p), *temp).realize()
     yield int(t.item())
 
-def bench_prefill(model, n:int, dev:str) -> dict:
+def bench_prefill(model, n:int, dev:str, at:int=0) -> dict:
   """a prompt of n tokens as a user's runs: Transformer.generate until its first token (master: chunks of 32 tokens through the
   prefill JIT; 0.12.0's series: one call), the best of runs 3-4, after a first that compiles and a second that captures; every run's
-  time is kept"""
+  time is kept. At a position (a later turn of a chat), after a prefix of that many tokens its caches hold"""
   from tinygrad import Device
   vocab = model.token_embd.weight.shape[0]
-  toks, ts = [(1000 + i) % vocab for i in range(n)], []
+  toks, ts = [(1000 + i) % vocab for i in range(at + n)], []
+  if at:
+    if not hasattr(model, "_cached_tokens"): raise ValueError("a prompt at a position needs master's generate, which reuses a cached prefix")
+    model._cached_tokens = []
+    next(model.generate(toks[:at]))
   for _ in range(4):
-    # master's generate reuses the prefix its caches hold: start each run from an empty one
-    if hasattr(model, "_cached_tokens"): model._cached_tokens = []
+    # master's generate reuses the prefix its caches hold: each run finds the same one (none, or the prefix of at tokens)
+    if hasattr(model, "_cached_tokens"): model._cached_tokens = toks[:at]
     Device[dev].synchronize(); st = time.perf_counter(); next(model.generate(list(toks))); ts.append(time.perf_counter() - st)
-  progress(f"{dev} prefill {n}: {n/min(ts[2:]):.0f} tok/s, first {ts[0]:.1f} s, second {ts[1]:.2f} s")
-  return dict(suite="llm", name=f"prefill {n}", value=n/min(ts[2:]), unit="tok/s", prompt_len=n, first_s=ts[0], times_s=ts)
+  name = f"prefill {n}" + (f" @{at}" if at else "")
+  progress(f"{dev} {name}: {n/min(ts[2:]):.0f} tok/s, first {ts[0]:.1f} s, second {ts[1]:.2f} s")
+  return dict(suite="llm", name=name, value=n/min(ts[2:]), unit="tok/s", prompt_len=n, start_pos=at, first_s=ts[0], times_s=ts)
 
 def step_bytes(gguf_path:str) -> int:
   """bytes of the file's weights a decode step reads: every tensor but the embedding table (one row of it), which a tied output reads whole"""
@@ -200,6 +205,7 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
     from synth_gguf import write_llama_gguf
     gguf = str(write_llama_gguf(pathlib.Path(tempfile.gettempdir()) / f"synth-{preset}.gguf", preset))
   if start_pos + warmup + tokens > max_context: raise ValueError(f"--start-pos {start_pos} + {warmup + tokens} tokens > --max-context {max_context}")
+  if prefill and start_pos + prefill >= max_context: raise ValueError(f"--start-pos {start_pos} + --prefill {prefill} tokens leave no room in --max-context {max_context}")
   progress(f"{dev} llm load {gguf}")
   st = time.perf_counter()
   model, kv = Transformer.from_gguf(Tensor(pathlib.Path(gguf)).to(dev), max_context=max_context)
@@ -241,7 +247,7 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
                      tokens_sha=hashlib.sha1(str(out).encode()).hexdigest()[:12]))
     progress(f"{dev} llm decode MV={cfg or 'env'}: {1/med:.1f} tok/s")
     if profile: rows[-1]["profile"] = profile_token(gen)
-  if prefill: rows.append(bench_prefill(model, prefill, dev))
+  if prefill: rows.append(bench_prefill(model, prefill, dev, start_pos))
   return rows
 
 def worker(args) -> dict:
@@ -322,13 +328,14 @@ def run_worker(args, dev:str, env:dict) -> dict:
   if "skipped" in ret: progress(f"{dev} skipped: {ret['skipped']}")
   return ret
 
-def llama_bench(path:str, gguf:str, env:dict, reps:int) -> dict:
-  """llama.cpp's llama-bench on the GGUF, every layer on the GPU: tg128 (decode) and pp512 (prompt), as its README measures"""
-  cmd = [path, "-m", gguf, "-ngl", "99", "-p", "512", "-n", "128", "-r", str(reps), "-o", "json"]
+def llama_bench(path:str, gguf:str, env:dict, reps:int, depth:int=0) -> dict:
+  """llama.cpp's llama-bench on the GGUF, every layer on the GPU: tg128 (decode) and pp512 (prompt), as its README measures; with a
+  depth, both after that many tokens in the context"""
+  cmd = [path, "-m", gguf, "-ngl", "99", "-p", "512", "-n", "128", "-r", str(reps), "-o", "json", *(["-d", str(depth)] if depth else [])]
   progress("llama-bench " + " ".join(cmd[1:]))
   p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
   if p.returncode != 0: return dict(device="llama.cpp", skipped=f"llama-bench exited {p.returncode}: {p.stderr.strip()[-300:]}", rows=[])
-  rows = [dict(suite="llm", name=f"llama-bench {'pp' if r['n_prompt'] else 'tg'}{r['n_prompt'] or r['n_gen']}", value=r["avg_ts"],
+  rows = [dict(suite="llm", name=f"llama-bench {'pp' if r['n_prompt'] else 'tg'}{r['n_prompt'] or r['n_gen']}" + (f" @{depth}" if depth else ""), value=r["avg_ts"],
                stddev=r["stddev_ts"], unit="tok/s", backends=r.get("backends"), gpu_info=r.get("gpu_info"), build=r.get("build_commit"),
                flash_attn=r.get("flash_attn")) for r in json.loads(p.stdout)]
   return dict(device="llama.cpp", command=" ".join(cmd), rows=rows)
@@ -434,7 +441,8 @@ def main():
   ap.add_argument("--mv", action="append", default=[], help="MV_BLOCKSIZE,MV_THREADS_PER_ROW,MV_ROWS_PER_THREAD to sweep (repeatable)")
   ap.add_argument("--warmup", type=int, default=8); ap.add_argument("--tokens", type=int, default=32)
   ap.add_argument("--max-context", type=int, default=1024)
-  ap.add_argument("--start-pos", type=int, default=0, help="decode from this position over a cache of zeros, no prompt (long-context steps)")
+  ap.add_argument("--start-pos", type=int, default=0, help="decode from this position over a cache of zeros, no prompt (long-context steps); "
+                  "--prefill's prompt after a prefix of this many tokens (a chat's later turn); llama-bench at this depth")
   ap.add_argument("--prefill", type=int, default=0, help="also time a prompt of this many tokens through generate, to its first token (512: llama-bench's pp512)")
   ap.add_argument("--profile", action="store_true", help="also time each kernel of one decode step (runs the JIT without graphs)")
   ap.add_argument("--sms", default="", help="comma list of SM counts (or 'all') to run under, through CUDA MPS: one column each")
@@ -490,7 +498,7 @@ def main():
               results.append(dict(device="CPU", skipped="a GPU ran", rows=[], build=b["label"], **tag)); continue
             results.append(dict(**run_worker(args, dev, env), build=b["label"], build_env=b["env"], **tag))
         if args.llama_bench:
-          results.append(dict(**llama_bench(args.llama_bench, cast(str, args.gguf), base_env, args.llama_reps), build="llama.cpp", **tag))
+          results.append(dict(**llama_bench(args.llama_bench, cast(str, args.gguf), base_env, args.llama_reps, args.start_pos), build="llama.cpp", **tag))
         save()
   save()
   side_by_side = len(builds) > 1 or len(sms_list) > 1 or args.llama_bench or args.zoo

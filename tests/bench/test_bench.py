@@ -65,13 +65,18 @@ def test_prefill_runs_a_prompt_as_generate_does():
   # tinygrad 0.12.0 exports its default device (CPU=1) once it picks one: master, in later tests' children, refuses that
   assert os.environ == env
   assert m.runs == [(40, [])] * 4 and row["name"] == "prefill 40" and len(row["times_s"]) == 4
+  # a later turn: the prefix once, then each run finds it in the caches and takes the prompt after it
+  row = bench.bench_prefill(m:=Model(), 40, "CPU", at=8)
+  assert m.runs == [(8, [])] + [(48, [1000 + i for i in range(8)])] * 4 and row["name"] == "prefill 40 @8" and row["start_pos"] == 8
 
 def test_llm_decode_from_a_start_position_through_masters_app(tmp_path):
+  # and --prefill's prompt after a prefix of --start-pos tokens, as a chat's later turn
   env = {**os.environ, "PYTHONPATH": str(SCRIPTS.parent / "build" / "master" / "tinygrad")}
   subprocess.run([sys.executable, str(SCRIPTS / "bench.py"), "--out", str(tmp_path), "--devices", "CPU", "--only", "llm", "--warmup", "2",
-                  "--tokens", "4", "--max-context", "64", "--start-pos", "48"], check=True, timeout=600, env=env)
-  (row,) = json.loads((tmp_path / "bench.json").read_text())["results"][0]["rows"]
-  assert row["value"] > 0 and row["start_pos"] == 48 and row["name"].endswith(" @48")
+                  "--tokens", "4", "--max-context", "64", "--start-pos", "40", "--prefill", "16"], check=True, timeout=600, env=env)
+  row, pre = json.loads((tmp_path / "bench.json").read_text())["results"][0]["rows"]
+  assert row["value"] > 0 and row["start_pos"] == 40 and row["name"].endswith(" @40")
+  assert pre["name"] == "prefill 16 @40" and pre["value"] > 0 and pre["start_pos"] == 40
 
 def test_table_and_plot_cover_every_device(tmp_path):
   results = [dict(device="CUDA", rows=[dict(suite="matmul", name="matmul half 256", value=1.5, unit="GFLOPS")]),
@@ -151,3 +156,15 @@ def test_step_bytes_are_the_files_weights_a_step_reads(tmp_path, monkeypatch):
     p = write_llama_gguf(tmp_path / f"{preset}.gguf", preset)
     sizes = {t.name: int(t.n_bytes) for t in gguf.GGUFReader(p).tensors}
     assert bench.step_bytes(str(p)) == sum(sizes.values()) - (sizes["token_embd.weight"] if preset == "tiny-untied" else 0)
+
+def test_llama_bench_at_a_depth(tmp_path):
+  # --start-pos runs llama-bench at that depth (-d): its pp512 and tg128 after as many tokens, beside the later turn's prompt
+  fake = tmp_path / "llama-bench"
+  fake.write_text("#!/bin/sh\necho \"$@\" > " + str(tmp_path / "args") + "\necho '[{\"n_prompt\": 512, \"n_gen\": 0, \"avg_ts\": 900.0, "
+                  "\"stddev_ts\": 1.0}, {\"n_prompt\": 0, \"n_gen\": 128, \"avg_ts\": 90.0, \"stddev_ts\": 1.0}]'\n")
+  fake.chmod(0o755)
+  res = bench.llama_bench(str(fake), "m.gguf", dict(os.environ), 1, depth=512)
+  assert (tmp_path / "args").read_text().split()[-2:] == ["-d", "512"]
+  assert [r["name"] for r in res["rows"]] == ["llama-bench pp512 @512", "llama-bench tg128 @512"]
+  bench.llama_bench(str(fake), "m.gguf", dict(os.environ), 1)
+  assert "-d" not in (tmp_path / "args").read_text().split()
