@@ -176,6 +176,16 @@ def test_decode_reads_the_blocks(tiny_gguf, monkeypatch):
   file_buf = m.output.blocks[0].uop.buffer.base
   assert all(b.ffn_down.blocks[0].uop.buffer.base is file_buf for b in m.blk)
 
+def test_a_weights_blocks_are_found_as_it_loads(tiny_gguf, monkeypatch):
+  # a first prompt does not search the weights' graphs for their blocks: loading did, and only where the custom kernels run
+  m, _ = Transformer.from_gguf(tiny_gguf, max_context=16)
+  assert not any(hasattr(l, "blocks") for l in (m.output, m.blk[0].attn_q))
+  monkeypatch.setattr(nv, "nv_custom_kernels_supported", lambda d: True)
+  m, _ = Transformer.from_gguf(tiny_gguf, max_context=16)
+  assert all(l.blocks is not None for b in m.blk for l in (b.attn_q, b.attn_k, b.attn_output, b.ffn_up, b.ffn_down)) and m.output.blocks is not None
+  monkeypatch.setattr(nv, "ggml_blocks", lambda w: pytest.fail("a weight's blocks were searched after loading"))
+  assert 0 <= next(m.generate([0, 5, 9])) < m.output.weight.shape[0]
+
 def test_decode_reads_iq4_xs_blocks(tmp_path, monkeypatch):
   # IQ4_XS's table lookup: a weight's dequantization is found again, the tokens are the CPU's
   path = tiny_llama(tmp_path / "iq4_xs.gguf", nv.IQ4_XS)
