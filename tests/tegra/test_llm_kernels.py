@@ -231,9 +231,25 @@ def test_a_prompt_multiplies_float16_inputs_by_blocks_dequantized_for_it(dev, tm
   assert toks(Transformer.from_gguf(path, max_context=64)[0]) == want
   assert halves == [dtypes.half] * 14   # 7 projections a block, 2 blocks; the head projects one token
 
+def test_a_later_turns_prompt_takes_the_tensor_cores(dev, tmp_path, monkeypatch):
+  # a prompt after a prefix reads the keys up to a power of two, those past its tokens masked (the cache starts zeroed): concrete
+  # shapes, on the tensor cores; the tokens are the CPU's
+  from tinygrad.llm import model
+  path = tiny_llama(tmp_path / "q6_k.gguf", nv.Q6_K)
+  first, later = [(7 * i) % 300 + 2 for i in range(24)], [(5 * i) % 300 + 3 for i in range(10)]
+  def turns(m):
+    a = [t for t, _ in zip(m.generate(list(first)), range(2))]
+    return a, [t for t, _ in zip(m.generate(first + a + later), range(2))]
+  with Context(DEV="CPU"): want = turns(model.Transformer.from_gguf(path, max_context=64)[0])
+  keys, tc_attention = [], model.tc_attention
+  monkeypatch.setattr(model, "tc_attention", lambda q, k, v, mask: keys.append(k.shape[2]) or tc_attention(q, k, v, mask))
+  assert turns(model.Transformer.from_gguf(path, max_context=64)[0]) == want
+  # 24 tokens padded to 32 from an empty cache, then 11 after 25 padded to 32: their keys to 64
+  assert keys == [32, 32, 64, 64]
+
 def test_a_prompts_weights_schedule_nothing_and_share_their_kernel(dev, tmp_path, monkeypatch):
-  # a first prompt finds each weight's blocks: RoPE's row orders are copied into buffers (a realize is a schedule, and a schedule walks
-  # every live tensor), and the weights of one shape and type share the UOps of one dequantizing kernel, built once
+  # a prompt takes each weight's blocks as loading found them: RoPE's row orders are copied into buffers (a realize is a schedule, and a
+  # schedule walks every live tensor), and the weights of one shape and type share the UOps of one dequantizing kernel, built once
   from tinygrad.llm.model import Transformer
   m = Transformer.from_gguf(tiny_llama(tmp_path / "q6_k.gguf", nv.Q6_K), max_context=64)[0]
   calls, built, linear, kernel = [], [], Tensor.linear_with_vars, nv._dequant_kernel
