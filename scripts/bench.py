@@ -205,7 +205,8 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
     from synth_gguf import write_llama_gguf
     gguf = str(write_llama_gguf(pathlib.Path(tempfile.gettempdir()) / f"synth-{preset}.gguf", preset))
   if start_pos + warmup + tokens > max_context: raise ValueError(f"--start-pos {start_pos} + {warmup + tokens} tokens > --max-context {max_context}")
-  if prefill and start_pos + prefill >= max_context: raise ValueError(f"--start-pos {start_pos} + --prefill {prefill} tokens leave no room in --max-context {max_context}")
+  if prefill and start_pos + prefill >= max_context:
+    raise ValueError(f"--start-pos {start_pos} + --prefill {prefill} tokens leave no room in --max-context {max_context}")
   progress(f"{dev} llm load {gguf}")
   st = time.perf_counter()
   model, kv = Transformer.from_gguf(Tensor(pathlib.Path(gguf)).to(dev), max_context=max_context)
@@ -335,7 +336,8 @@ def llama_bench(path:str, gguf:str, env:dict, reps:int, depth:int=0) -> dict:
   progress("llama-bench " + " ".join(cmd[1:]))
   p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
   if p.returncode != 0: return dict(device="llama.cpp", skipped=f"llama-bench exited {p.returncode}: {p.stderr.strip()[-300:]}", rows=[])
-  rows = [dict(suite="llm", name=f"llama-bench {'pp' if r['n_prompt'] else 'tg'}{r['n_prompt'] or r['n_gen']}" + (f" @{depth}" if depth else ""), value=r["avg_ts"],
+  at = f" @{depth}" if depth else ""
+  rows = [dict(suite="llm", name=f"llama-bench {'pp' if r['n_prompt'] else 'tg'}{r['n_prompt'] or r['n_gen']}{at}", value=r["avg_ts"],
                stddev=r["stddev_ts"], unit="tok/s", backends=r.get("backends"), gpu_info=r.get("gpu_info"), build=r.get("build_commit"),
                flash_attn=r.get("flash_attn")) for r in json.loads(p.stdout)]
   return dict(device="llama.cpp", command=" ".join(cmd), rows=rows)

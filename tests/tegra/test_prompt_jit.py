@@ -21,13 +21,13 @@ def test_a_prompt_runs_padded_through_the_jit_of_its_length(dev, tmp_path):
   assert list(m.prompt_jits) == [(64, 0)] and m.prompt_jits[(64, 0)].cnt >= 2 and not m.prefill_jit.captured
 
 def test_a_prompt_past_its_cached_prefix_pads_the_rest(dev, tmp_path):
-  # a second turn: the tokens after the cached prefix go as one chunk from start_pos (a variable), padded to 32; max_context 24 takes
-  # symbolic chunks
+  # a second turn: the tokens after the cached prefix go as one chunk from start_pos (a variable bound to 32: its keys end at 64),
+  # padded to 32; max_context 24 takes symbolic chunks
   path = tiny_llama(tmp_path / "q6_k.gguf", 14)
   m, ref, prompt = Transformer.from_gguf(path, max_context=64)[0], Transformer.from_gguf(path, max_context=24)[0], PROMPT[:20]
   assert (first:=next(m.generate(list(prompt)))) == next(ref.generate(list(prompt)))
   assert next(m.generate(prompt + [first, 7, 8])) == next(ref.generate(prompt + [first, 7, 8]))
-  assert set(m.prompt_jits) == {(32, 0), (32, None)} and m.get_start_pos(prompt + [first, 7, 8, 0]) == 23 and not ref.prompt_jits
+  assert set(m.prompt_jits) == {(32, 0), (32, 32)} and m.get_start_pos(prompt + [first, 7, 8, 0]) == 23 and not ref.prompt_jits
 
 def test_the_cpu_keeps_symbolic_chunks(dev, tmp_path):
   # no tensor cores to gain: master's chunks of 32 tokens, one JIT for every length
