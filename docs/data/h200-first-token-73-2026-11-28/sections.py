@@ -31,18 +31,15 @@ timed("    fn graph_rewrite", F, "graph_rewrite"); timed("    fn renumber", F, "
 timed("    fn get_state_dict", F, "get_state_dict")
 from tinygrad.uop.ops import UOp
 timed("    substitute", UOp, "substitute"); timed("    call", UOp, "call")
-_gr = S.graph_rewrite
-def gr(*a, **k):
-  st = time.perf_counter()
-  try: return _gr(*a, **k)
-  finally: T["  S.gr " + str(k.get("name"))] += time.perf_counter() - st
-S.graph_rewrite = gr
-RF_gr = RF.graph_rewrite
-def rgr(*a, **k):
-  st = time.perf_counter()
-  try: return RF_gr(*a, **k)
-  finally: T["    RF.gr " + str(k.get("name"))] += time.perf_counter() - st
-RF.graph_rewrite = rgr
+def by_name(prefix, mod):
+  # a module's graph_rewrite timed by the rewrite's name
+  f = mod.graph_rewrite
+  def g(*a, **k):
+    st = time.perf_counter()
+    try: return f(*a, **k)
+    finally: T[prefix + str(k.get("name"))] += time.perf_counter() - st
+  mod.graph_rewrite = g
+by_name("  S.gr ", S); by_name("    RF.gr ", RF)
 m, kv = M.Transformer.from_gguf(pathlib.Path(sys.argv[1]), max_context=1024)
 g = m.generate([kv["tokenizer.ggml.bos_token_id"]] + list(range(1000, 1015)))
 for i in range(int(sys.argv[2]) if len(sys.argv) > 2 else 1):
