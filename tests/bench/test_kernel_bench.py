@@ -1,0 +1,28 @@
+import json, os, pathlib, subprocess, sys
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
+import kernel_bench  # noqa: E402
+
+SCRIPTS = pathlib.Path(__file__).resolve().parents[2] / "scripts"
+TREE = SCRIPTS.parent / "build" / "master" / "tinygrad"
+# the NULL device with CUDA's renderer: the kernels are built and launched, not run; nv.py's device queries answered as a 132-SM GPU's
+RUN = """
+import json, sys; sys.path.insert(0, {scripts!r})
+from tinygrad.llm.kernels import nv
+nv.sm_count, nv.has_byte_perm, nv.nv_custom_kernels_supported, nv.has_local = (lambda d: 132), *[lambda d: True] * 3
+import kernel_bench
+real = nv._matvec_fxn
+rows = kernel_bench.matvec(["1b qk q4_k"], True, reps=1)
+print(json.dumps([rows, kernel_bench.attention([5, 40], reps=1), nv._matvec_fxn is real or nv._matvec_fxn.__name__]))
+"""
+
+def test_matvec_and_attention_kernels_alone():
+  env = {**os.environ, "PYTHONPATH": str(TREE), "DEV": "NULL:CUDA:sm_90", "NULL_ALLOW_COPYOUT": "1"}
+  out = subprocess.run([sys.executable, "-c", RUN.format(scripts=str(SCRIPTS))], env=env, capture_output=True, text=True, timeout=600, check=True)
+  rows, att, restored = json.loads(out.stdout.splitlines()[-1])
+  # the default launch shape first, as _matvec_fxn picks it, then the sweep's with at most 128 weights a thread a row
+  assert rows[0]["default"] and rows[0]["launch"] == [2, 2, 2, 2] and all(r["us"] > 0 and r["GB_s"] > 0 and r["same_output"] for r in rows)
+  assert len(rows) == 1 + sum(r * u * 16 <= 128 and 2560 % (r * wg) == 0 for _, r, wg, u in kernel_bench.SWEEP)
+  assert [(a["heads"], a["head_dim"], a["position"]) for a in att] == [(32, 128, 5), (32, 128, 40), (16, 128, 5), (16, 128, 40), (32, 64, 5),
+                                                                      (32, 64, 40)]
+  # after a sweep nv.matvec picks its own launch shapes again
+  assert restored is True
