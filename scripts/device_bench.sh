@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# The decode benchmark on a GPU machine without network: tinygrad 0.12.0, the series and llama.cpp's llama-bench side by side on one
-# generated LLaMA-3.2-1B-shaped Q6_K GGUF (scripts/synth_gguf.py), on the whole GPU and limited to fewer SMs through CUDA MPS.
+# The decode benchmark on a GPU machine without network: tinygrad 0.12.0, either series and llama.cpp's llama-bench side by side on one
+# generated LLaMA-3.2-1B-shaped Q6_K GGUF (scripts/synth_gguf.py) or --zoo's models, on the whole GPU and limited to fewer SMs through
+# CUDA MPS.
 #   scripts/device_bench.sh gather SRC                 # here, with network: what the GPU machine needs, into SRC (about 14 MB)
 #   scripts/device_bench.sh run SRC OUT [bench.py args]  # there, as root: trees, llama-bench, then scripts/bench.py; results in OUT
-# SRC holds tinygrad-0.12.0.tar.gz, patches/ (series and *.patch), scripts/ (bench.py, series.py, synth_gguf.py, ...), whl/ (gguf) and
+# SRC holds tinygrad-0.12.0.tar.gz, patches/ (series and *.patch), upstream master's tinygrad-a9069c17.tar.xz (from ../shared/upstream)
+# and its patches-master/, scripts/ (bench.py, series.py, synth_gguf.py, ...), whl/ (gguf) and
 # llama.cpp-src.tar.gz (vendor/llama.cpp of the llama-cpp-python 0.3.36 sdist) or llama-bench.tar.xz* (what an earlier run left in OUT:
 # llama-bench built there, static but for the CUDA libraries). PREP_ONLY=1 stops once the trees and the GGUF are made (llama.cpp building
 # on). A bench.py --build LABEL=SPEC[;ENV=VAL...] (no = in LABEL) whose SPEC is base (the sdist),
-# series (all of patches/v0.12.0/series) or series@TEXT (the series before the first patch whose name holds TEXT) runs a tree that scripts/series.py
-# makes; --gguf and --llama-bench are added. E.g.:
+# series (all of patches/v0.12.0/series), series@TEXT (the series before the first patch whose name holds TEXT), master or master@TEXT
+# (the same of patches/master on upstream a9069c17) runs a tree that scripts/series.py makes; --gguf (unless --zoo) and --llama-bench are
+# added. E.g.:
 #   scripts/device_bench.sh run SRC OUT --devices CUDA --only llm --sms all,14,8 --prefill 512 --build "tinygrad 0.12.0=base" --build series=series
+#   scripts/device_bench.sh run SRC OUT --devices CUDA --only llm --zoo --sms all --prefill 512 --build "master + series=master"
 set -uo pipefail
 cmd=$1 SRC=$(realpath -m "$2"); shift 2
 LCP_VERSION=0.3.36
@@ -17,6 +21,8 @@ if [ "$cmd" = gather ]; then
   set -e; HERE=$(dirname "$(realpath "$0")"); tmp=$(mktemp -d); mkdir -p "$SRC/patches" "$SRC/scripts" "$SRC/whl"
   python3 -c "import sys, pathlib; sys.path.insert(0, '$HERE'); import series; series.V012.fetch(pathlib.Path('$SRC'))"  # the pinned sdist, checked
   cp "$HERE"/../patches/v0.12.0/series "$HERE"/../patches/v0.12.0/*.patch "$SRC/patches/"; cp "$HERE"/*.py "$SRC/scripts/"
+  mkdir -p "$SRC/patches-master" && cp "$HERE"/../patches/master/series "$HERE"/../patches/master/*.patch "$SRC/patches-master/"
+  cp "$HERE"/../../shared/upstream/tinygrad-a9069c17.tar.xz "$SRC/"
   python3 -m pip download -q --no-deps --only-binary=:all: -d "$SRC/whl" gguf==0.17.1
   if [ ! -e "$SRC/llama.cpp-src.tar.gz" ]; then
     python3 -m pip download -q --no-deps --no-binary :all: -d "$tmp" "llama-cpp-python==$LCP_VERSION"
@@ -29,7 +35,7 @@ if [ "$cmd" = gather ]; then
 fi
 [ "$cmd" = run ] || { echo "usage: $0 gather SRC | run SRC OUT [bench.py args]"; exit 2; }
 OUT=$(realpath -m "$1"); shift
-W=/tmp/devbench G=/tmp/devbench/llama-3.2-1b-q6_k.gguf S=$SRC/scripts
+W=${TMPDIR:-/tmp}/devbench S=$SRC/scripts; G=$W/llama-3.2-1b-q6_k.gguf
 log() { echo "[device_bench $(date -u +%T) +${SECONDS}s] $*"; }
 mkdir -p $W/trees $OUT
 command -v git > /dev/null || { echo "git is needed (scripts/series.py applies the patches with git am)"; exit 1; }
@@ -55,10 +61,12 @@ fi
 args=()
 for a in "$@"; do
   case $a in
-    *=base|*=base\;*|*=series|*=series\;*|*=series@*)
+    *=base|*=base\;*|*=series|*=series\;*|*=series@*|*=master|*=master\;*|*=master@*)
       label=${a%%=*} rest=${a#*=}; spec=${rest%%;*}; env=${rest#"$spec"}; dir=$W/trees/$(printf %s "$spec" | tr -c 'a-zA-Z0-9' _)
-      case $spec in base) p=$W/nopatches; mkdir -p $p;; series) p=$SRC/patches;; *) p=$SRC/patches; until=${spec#series@};; esac
-      python3 $S/series.py apply --base v0.12.0 --tree $dir --patches $p --cache $SRC ${until:+--until "$until"} || exit 1; unset until
+      base=v0.12.0; case $spec in master*) base=master;; esac
+      case $spec in base) p=$W/nopatches; mkdir -p $p;; series) p=$SRC/patches;; master) p=$SRC/patches-master;;
+        series@*) p=$SRC/patches; until=${spec#series@};; master@*) p=$SRC/patches-master; until=${spec#master@};; esac
+      python3 $S/series.py apply --base $base --tree $dir --patches $p --cache $SRC ${until:+--until "$until"} || exit 1; unset until
       args+=("$label=$dir$env");;
     *) args+=("$a");;
   esac
@@ -70,5 +78,6 @@ while [ ! -e $W/lc/DONE ] && [ ! -e $W/lc/FAILED ]; do sleep 5; done
 [ -e $W/lc/llama-bench.tar.xz ] && split -b 15M -d $W/lc/llama-bench.tar.xz $OUT/llama-bench.tar.xz.
 log "bench.py ${args[*]}"
 lb=(); [ -e $W/lc/DONE ] && lb=(--llama-bench $LB)
-python3 $S/bench.py --gguf $G --out $W/bench "${lb[@]}" "${args[@]}" 2>&1 | tee $OUT/bench.log
+gg=(--gguf $G); [[ " ${args[*]} " == *" --zoo "* ]] && gg=()
+python3 $S/bench.py "${gg[@]}" --out $W/bench "${lb[@]}" "${args[@]}" 2>&1 | tee $OUT/bench.log
 cp $W/bench/bench.json $W/bench/bench.md $W/bench/bench.png $OUT/ 2>/dev/null; log done

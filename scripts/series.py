@@ -23,7 +23,9 @@ class Base:
       if not (f:=cache/self.archive).exists():
         subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "-d", str(cache),
                         self.archive.removesuffix(".tar.gz").replace("-", "==")], check=True)
-    elif not (f:=ROOT.parent/"shared"/"upstream"/self.archive).exists(): raise SeriesError(f"{f} is missing: it holds tinygrad {self.tag}")
+    # a machine without ../shared (the GPU machine) takes a copy in the cache
+    elif not (f:=ROOT.parent/"shared"/"upstream"/self.archive).exists() and not (f:=cache/self.archive).exists():
+      raise SeriesError(f"{ROOT.parent/'shared'/'upstream'/self.archive} is missing, and no copy in {cache}: it holds tinygrad {self.tag}")
     if (got:=hashlib.sha256(f.read_bytes()).hexdigest()) != self.sha256:
       if f.is_relative_to(cache): f.unlink()
       raise SeriesError(f"{self.archive}: sha256 {got} does not match the pinned {self.sha256}")

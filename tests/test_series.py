@@ -125,6 +125,17 @@ def test_master_tarball_is_hash_checked(tmp_path, monkeypatch):
   with pytest.raises(series.SeriesError, match="is missing"): series.BASES["master"].fetch(CACHE)
   assert (ROOT.parent/"shared"/"upstream"/name).read_bytes() == data   # the shared copy is never touched
 
+def test_master_tarball_from_the_cache_where_there_is_no_shared(tmp_path, monkeypatch):
+  # the GPU machine has the repo without ../shared beside it: scripts/device_bench.sh carries the tarball in its cache
+  monkeypatch.setattr(series, "ROOT", tmp_path/"repo")
+  (cache:=tmp_path/"src").mkdir()
+  data = (ROOT.parent/"shared"/"upstream"/(name:=series.BASES["master"].archive)).read_bytes()
+  (cache/name).write_bytes(data)
+  assert series.BASES["master"].fetch(cache) == cache/name
+  (cache/name).write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+  with pytest.raises(series.SeriesError, match="does not match the pinned"): series.BASES["master"].fetch(cache)
+  assert not (cache/name).exists()
+
 def test_master_series_applies_and_exports_byte_for_byte(tmp_path):
   base = series.BASES["master"]
   series.apply(tree:=tmp_path/"tinygrad", base.patches, CACHE, base=base)
