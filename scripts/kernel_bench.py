@@ -13,7 +13,7 @@ sass: the shape's kernel as CUDA's renderer writes it, through NVRTC, then ptxas
 them in triton/backends/nvidia/bin): registers, and the instructions of its longest loop by opcode and a weight.
 """
 from __future__ import annotations
-import argparse, json, re, statistics, subprocess, tempfile, time
+import argparse, contextlib, json, re, statistics, subprocess, tempfile, time
 import numpy as np
 from typing import cast
 
@@ -26,20 +26,24 @@ SHAPES = {"8b qk": (Q4_K, 5120, 4096, False), "8b v": (Q6_K, 1024, 4096, False),
           "1b glu q4_k": (Q4_K, 8192, 2048, True), "1b qkv q8_0": (Q8_0, 3072, 2048, False), "1b glu q8_0": (Q8_0, 8192, 2048, True)}
 # (split, rows a thread, rows a workgroup, unroll)
 SWEEP = [(1,1,4,4), (1,1,2,4), (1,1,8,4), (1,1,1,4), (1,2,2,2), (1,2,4,2), (1,4,1,1), (1,4,2,1), (2,1,2,4), (2,1,4,4), (2,2,2,2),
-         (4,1,1,4), (1,1,4,2), (1,2,2,1), (2,2,2,1), (1,2,4,1)]
+         (4,1,1,4), (1,1,4,2), (1,1,4,8), (1,2,2,4), (1,1,8,8), (2,4,1,2), (1,4,2,4), (1,2,4,8), (1,1,16,4), (1,1,4,1), (1,2,4,1),
+         (1,1,2,1), (2,1,2,1), (1,1,8,1), (1,2,2,1), (2,2,2,1), (4,1,1,1), (2,1,2,2)]
 
 def launch_shape(nv, typ:int, rows:int, cols:int, glu:bool, device:str) -> tuple[int, ...]:
   kw = nv._matvec_fxn(typ, device, cols, rows, rows, glu).__wrapped__.keywords
   return (kw["split"], kw["rows_th"], kw["rows_wg"], kw["unroll"])
 
-def with_launch_shape(nv, shape:tuple[int, ...]|None):
-  """nv.matvec's kernels with this launch shape (None: _matvec_fxn's own)"""
-  real = nv.__dict__.setdefault("_real_matvec_fxn", nv._matvec_fxn)
+@contextlib.contextmanager
+def launch_shape_of(nv, shape:tuple[int, ...]|None):
+  """nv.matvec's kernels with this launch shape (None: _matvec_fxn's own) inside the block"""
+  real = nv._matvec_fxn
   def fxn(typ, device, cols, rows, div, glu, **kw):
     s, r, wg, u = cast(tuple[int, ...], shape)
     return nv._kernel_fxn(nv._matvec_kernel, typ=typ, local=True, perm=nv.has_byte_perm(device), rows_wg=wg, split=s, unroll=u, rows_th=r,
                           glu=glu, **kw)
-  nv._matvec_fxn = real if shape is None else fxn
+  if shape is not None: nv._matvec_fxn = fxn
+  try: yield
+  finally: nv._matvec_fxn = real
 
 def matvec(names:list[str], sweep:bool, reps=20) -> list[dict]:
   from tinygrad import Tensor, TinyJit, Device
@@ -57,23 +61,22 @@ def matvec(names:list[str], sweep:bool, reps=20) -> list[dict]:
     raws, x = [blocks() for _ in range(C * (2 if glu else 1))], Tensor(rng.standard_normal(cols).astype(np.float32), device=dev).realize()
     ref = None
     for shape in [None] + (SWEEP if sweep else []):
-      # a thread's weights past 128 a row spill its registers
+      # past 128 weights a thread takes of a matrix, its registers spill
       if shape is not None and (rows % (shape[1] * shape[2]) or shape[3] * shape[1] * bs // K > 128): continue
-      with_launch_shape(nv, shape)
-      f = TinyJit(lambda: Tensor.realize(*[nv.matvec(raws[i], typ, x, rows, up=raws[C + i] if glu else None) for i in range(C)]))
-      for _ in range(3): got = f()[0].numpy()
+      with launch_shape_of(nv, shape):
+        f = TinyJit(lambda: Tensor.realize(*[nv.matvec(raws[i], typ, x, rows, up=raws[C + i] if glu else None) for i in range(C)]))
+        for _ in range(3): got = f()[0].numpy()
+        ts = []
+        for _ in range(reps):
+          Device[dev].synchronize(); st = time.perf_counter(); f(); Device[dev].synchronize(); ts.append(time.perf_counter() - st)
       ok = ref is None or bool(np.allclose(got, ref, rtol=1e-3, atol=1e-3 * float(np.abs(ref).max())))
       if ref is None: ref = got
-      ts = []
-      for _ in range(reps):
-        Device[dev].synchronize(); st = time.perf_counter(); f(); Device[dev].synchronize(); ts.append(time.perf_counter() - st)
       us = statistics.median(ts) / C * 1e6
       row = dict(shape=name, launch=shape or launch_shape(nv, typ, rows, cols, glu, dev), default=shape is None, us=round(us, 2),
                  GB_s=round(nbytes / us / 1e3, 1), same_output=ok)
       print(f"{name:12s} {'default' if shape is None else '':7s} split,rows_th,rows_wg,unroll={row['launch']} {us:8.2f} us "
             f"{row['GB_s']:7.1f} GB/s{'' if ok else ' OUTPUT DIFFERS'}", flush=True)
       out.append(row)
-    with_launch_shape(nv, None)
   return out
 
 def attention(positions:list[int], reps=20) -> list[dict]:
@@ -83,7 +86,8 @@ def attention(positions:list[int], reps=20) -> list[dict]:
   for H, KV, hd, normed in ((32, 8, 128, False), (16, 8, 128, True), (32, 8, 64, False)):
     caches = [Tensor.randn(2, 1, KV, ctx, hd, device=dev).contiguous().realize() for _ in range(C)]
     q, k, v = (Tensor.randn(1, n, 1, hd, device=dev).realize() for n in (H, KV, KV))
-    f, norms, var = Tensor.randn(ctx, hd, device=dev).realize(), [nn.RMSNorm(hd, 1e-6) for _ in range(2 if normed else 0)], UOp.variable("start_pos", 0, ctx-1)
+    f, var = Tensor.randn(ctx, hd, device=dev).realize(), UOp.variable("start_pos", 0, ctx-1)
+    norms = [nn.RMSNorm(hd, 1e-6) for _ in range(2 if normed else 0)]
     jit = TinyJit(lambda sp: Tensor.realize(*[nv.attention(q, k, v, c, f, sp, *norms) for c in caches]))
     for sp in positions:
       for _ in range(3): jit(var.bind(sp))
@@ -93,6 +97,16 @@ def attention(positions:list[int], reps=20) -> list[dict]:
       out.append(dict(heads=H, kv_heads=KV, head_dim=hd, normed=normed, position=sp, us=round(statistics.median(ts) / C * 1e6, 2)))
       print(f"attention {H} heads ({KV} kv) of {hd}{', normed' if normed else ''} at {sp}: {out[-1]['us']:.2f} us", flush=True)
   return out
+
+def loop_ops(dump:str) -> tuple[bool, dict[str, int]]:
+  """the opcodes of cuobjdump's SASS in its longest loop (a branch back to an earlier address), or in all of it where there is none"""
+  ins = [(int(m[1], 16), m[2]) for m in re.finditer(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([^;]+);", dump)]
+  back = [(int(m[1], 16), a) for a, t in ins if (m:=re.match(r"BRA(?:\.\w+)*\s+(?:\w+,\s*)?0x([0-9a-f]+)", t)) and int(m[1], 16) < a]
+  lo, hi = max(back, key=lambda b: b[1] - b[0]) if back else (0, ins[-1][0])
+  ops: dict[str, int] = {}
+  for a, t in ins:
+    if lo <= a <= hi: ops[op] = ops.get(op:=t.split()[0].split(".")[0], 0) + 1
+  return bool(back), ops
 
 def sass(name:str, sms:int, arch:str, bindir:str) -> dict:
   from tinygrad import UOp, dtypes
@@ -111,21 +125,18 @@ def sass(name:str, sms:int, arch:str, bindir:str) -> dict:
   src = to_program(sink, CUDARenderer(Target("CUDA", arch=arch))).src[2].arg
   with tempfile.TemporaryDirectory() as d:
     with open(f"{d}/k.ptx", "wb") as fh: fh.write(NVRTCCompiler(arch).compile(src).rstrip(b"\0"))
-    err = subprocess.run([f"{bindir}/ptxas", f"-arch={arch}", "-v", "-o", f"{d}/k.cubin", f"{d}/k.ptx"], capture_output=True, text=True, check=True).stderr
-    dump = subprocess.run([f"{bindir}/cuobjdump", "-sass", f"{d}/k.cubin"], capture_output=True, text=True, check=True,
-                          env={"PATH": bindir}).stdout
-  ins = [(int(m[1], 16), m[2]) for m in re.finditer(r"/\*([0-9a-f]{4})\*/\s+(?:@!?U?P\w+\s+)?([^;]+);", dump)]
-  # the longest loop (a branch back to an earlier address) and the weights an iteration takes; a thread of one iteration: the kernel
-  back = [(int(m[1], 16), a) for a, t in ins if (m:=re.match(r"BRA\s+0x([0-9a-f]+)", t)) and int(m[1], 16) < a]
-  lo, hi = max(back, key=lambda b: b[1] - b[0]) if back else (0, ins[-1][0])
-  ops: dict[str, int] = {}
-  for a, t in ins:
-    if lo <= a <= hi: ops[op] = ops.get(op:=t.split()[0].split(".")[0], 0) + 1
-  steps = 1 if back else -(-cols // bs * K // (nv.WARP * split * unroll))
+    err = subprocess.run([f"{bindir}/ptxas", f"-arch={arch}", "-v", "-o", f"{d}/k.cubin", f"{d}/k.ptx"], capture_output=True, text=True,
+                         check=True).stderr
+    # cuobjdump runs the nvdisasm it finds on PATH
+    dump = subprocess.run([f"{bindir}/cuobjdump", "-sass", f"{d}/k.cubin"], capture_output=True, text=True, check=True, env={"PATH": bindir}).stdout
+  looped, ops = loop_ops(dump)
+  # a loop iteration: unroll steps of a lane's weights, for each row of the thread and each matrix; a thread of one iteration has no loop
+  steps = 1 if looped else -(-(cols // bs * K) // (nv.WARP * split * unroll))
   weights = steps * unroll * rows_th * bs // K * (2 if glu else 1)
-  ret = dict(shape=name, sms=sms, arch=arch, launch=(split, rows_th, rows_wg, unroll), registers=int(re.findall(r"Used (\d+) registers", err)[0]),
-             counted="loop" if back else "kernel", instructions=sum(ops.values()), weights=weights, per_weight=round(sum(ops.values()) / weights, 2),
-             ops=dict(sorted(ops.items(), key=lambda kv: -kv[1])))
+  ret = dict(shape=name, sms=sms, arch=arch, launch=(split, rows_th, rows_wg, unroll), registers=int(re.findall(r"Used (\d+) registers", err)[0]))
+  n = sum(ops.values())
+  ret |= dict(counted="loop" if looped else "kernel", instructions=n, weights=weights, per_weight=round(n / weights, 2),
+              ops=dict(sorted(ops.items(), key=lambda kv: -kv[1])))
   print(json.dumps(ret))
   return ret
 
