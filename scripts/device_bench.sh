@@ -2,7 +2,7 @@
 # The decode benchmark on a GPU machine without network: tinygrad 0.12.0, either series and llama.cpp's llama-bench side by side on one
 # generated LLaMA-3.2-1B-shaped Q6_K GGUF (scripts/synth_gguf.py) or --zoo's models, on the whole GPU and limited to fewer SMs through
 # CUDA MPS.
-#   scripts/device_bench.sh gather SRC                 # here, with network: what the GPU machine needs, into SRC (about 14 MB)
+#   scripts/device_bench.sh gather SRC                 # here, with network: what the GPU machine needs, into SRC (about 18 MB)
 #   scripts/device_bench.sh run SRC OUT [bench.py args]  # there, as root: trees, llama-bench, then scripts/bench.py; results in OUT
 # SRC holds tinygrad-0.12.0.tar.gz, patches/ (series and *.patch), upstream master's tinygrad-a9069c17.tar.xz (from ../shared/upstream)
 # and its patches-master/, scripts/ (bench.py, series.py, synth_gguf.py, ...), whl/ (gguf) and
@@ -19,10 +19,11 @@ cmd=$1 SRC=$(realpath -m "$2"); shift 2
 LCP_VERSION=0.3.36
 if [ "$cmd" = gather ]; then
   set -e; HERE=$(dirname "$(realpath "$0")"); tmp=$(mktemp -d); mkdir -p "$SRC/patches" "$SRC/scripts" "$SRC/whl"
-  python3 -c "import sys, pathlib; sys.path.insert(0, '$HERE'); import series; series.V012.fetch(pathlib.Path('$SRC'))"  # the pinned sdist, checked
+  # the pinned sdist and upstream master's tarball, checked
+  python3 -c "import sys, pathlib, shutil; sys.path.insert(0, '$HERE'); import series; src = pathlib.Path('$SRC'); series.V012.fetch(src)
+if (f:=series.BASES['master'].fetch(src)).parent != src: shutil.copy(f, src)"
   cp "$HERE"/../patches/v0.12.0/series "$HERE"/../patches/v0.12.0/*.patch "$SRC/patches/"; cp "$HERE"/*.py "$SRC/scripts/"
   mkdir -p "$SRC/patches-master" && cp "$HERE"/../patches/master/series "$HERE"/../patches/master/*.patch "$SRC/patches-master/"
-  cp "$HERE"/../../shared/upstream/tinygrad-a9069c17.tar.xz "$SRC/"
   python3 -m pip download -q --no-deps --only-binary=:all: -d "$SRC/whl" gguf==0.17.1
   if [ ! -e "$SRC/llama.cpp-src.tar.gz" ]; then
     python3 -m pip download -q --no-deps --no-binary :all: -d "$tmp" "llama-cpp-python==$LCP_VERSION"
@@ -37,9 +38,9 @@ fi
 OUT=$(realpath -m "$1"); shift
 W=${TMPDIR:-/tmp}/devbench S=$SRC/scripts; G=$W/llama-3.2-1b-q6_k.gguf
 log() { echo "[device_bench $(date -u +%T) +${SECONDS}s] $*"; }
-mkdir -p $W/trees $OUT
+mkdir -p "$W/trees" "$OUT"
 command -v git > /dev/null || { echo "git is needed (scripts/series.py applies the patches with git am)"; exit 1; }
-python3 -m pip install -q --no-index --no-deps --target /tmp/site $SRC/whl/*.whl && export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
+python3 -m pip install -q --no-index --no-deps --target "$W/site" "$SRC"/whl/*.whl && export PYTHONPATH="$W/site":${PYTHONPATH:-}
 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader; nvcc --version | tail -1; python3 --version
 # llama-bench: unpacked from an earlier run's build, or built here in the background while the trees and the GGUF are made
 LB=$W/lc/bin/llama-bench
@@ -56,7 +57,9 @@ elif [ ! -d $W/lc ]; then
     && tar cJf llama-bench.tar.xz bin/llama-bench && touch DONE || touch FAILED" > $W/lc/build.log 2>&1 < /dev/null &
   log "llama.cpp build started for sm_$arch"
 fi
-[ -f $G ] || python3 $S/synth_gguf.py --preset llama-3.2-1b --out $G > $W/gguf.log 2>&1 || { cat $W/gguf.log; exit 1; }
+# --zoo generates its own models
+zoo=; [[ " $* " == *" --zoo "* ]] && zoo=1
+[ -n "$zoo" ] || [ -f "$G" ] || python3 "$S/synth_gguf.py" --preset llama-3.2-1b --out "$G" > "$W/gguf.log" 2>&1 || { cat "$W/gguf.log"; exit 1; }
 # the trees the --build arguments name
 args=()
 for a in "$@"; do
@@ -78,6 +81,6 @@ while [ ! -e $W/lc/DONE ] && [ ! -e $W/lc/FAILED ]; do sleep 5; done
 [ -e $W/lc/llama-bench.tar.xz ] && split -b 15M -d $W/lc/llama-bench.tar.xz $OUT/llama-bench.tar.xz.
 log "bench.py ${args[*]}"
 lb=(); [ -e $W/lc/DONE ] && lb=(--llama-bench $LB)
-gg=(--gguf $G); [[ " ${args[*]} " == *" --zoo "* ]] && gg=()
+gg=(--gguf "$G"); [ -n "$zoo" ] && gg=()
 python3 $S/bench.py "${gg[@]}" --out $W/bench "${lb[@]}" "${args[@]}" 2>&1 | tee $OUT/bench.log
 cp $W/bench/bench.json $W/bench/bench.md $W/bench/bench.png $OUT/ 2>/dev/null; log done
