@@ -13,9 +13,10 @@ sass: the shape's kernel as CUDA's renderer writes it, through NVRTC, then ptxas
 them in triton/backends/nvidia/bin): registers, and the instructions of its longest loop by opcode and a weight.
 """
 from __future__ import annotations
-import argparse, contextlib, json, re, statistics, subprocess, tempfile, time
+import argparse, contextlib, json, re, statistics, subprocess, tempfile
 import numpy as np
 from typing import cast
+from bench import timed
 
 Q8_0, Q4_K, Q6_K = 8, 12, 14
 # name: (ggml type, rows, columns, GLU): a decode step's matvecs of LLaMA-3.1-8B Q4_K_M and LLaMA-3.2-1B Q6_K / Q4_K_M / Q8_0
@@ -65,10 +66,8 @@ def matvec(names:list[str], sweep:bool, reps=20) -> list[dict]:
       if shape is not None and (rows % (shape[1] * shape[2]) or shape[3] * shape[1] * bs // K > 128): continue
       with launch_shape_of(nv, shape):
         f = TinyJit(lambda: Tensor.realize(*[nv.matvec(raws[i], typ, x, rows, up=raws[C + i] if glu else None) for i in range(C)]))
-        for _ in range(3): got = f()[0].numpy()
-        ts = []
-        for _ in range(reps):
-          Device[dev].synchronize(); st = time.perf_counter(); f(); Device[dev].synchronize(); ts.append(time.perf_counter() - st)
+        got = f()[0].numpy()
+        ts = timed(f, Device[dev].synchronize, reps)
       ok = ref is None or bool(np.allclose(got, ref, rtol=1e-3, atol=1e-3 * float(np.abs(ref).max())))
       if ref is None: ref = got
       us = statistics.median(ts) / C * 1e6
@@ -90,10 +89,7 @@ def attention(positions:list[int], reps=20) -> list[dict]:
     norms = [nn.RMSNorm(hd, 1e-6) for _ in range(2 if normed else 0)]
     jit = TinyJit(lambda sp: Tensor.realize(*[nv.attention(q, k, v, c, f, sp, *norms) for c in caches]))
     for sp in positions:
-      for _ in range(3): jit(var.bind(sp))
-      ts = []
-      for _ in range(reps):
-        Device[dev].synchronize(); st = time.perf_counter(); jit(var.bind(sp)); Device[dev].synchronize(); ts.append(time.perf_counter() - st)
+      ts = timed(lambda: jit(var.bind(sp)), Device[dev].synchronize, reps, warmup=3)
       out.append(dict(heads=H, kv_heads=KV, head_dim=hd, normed=normed, position=sp, us=round(statistics.median(ts) / C * 1e6, 2)))
       print(f"attention {H} heads ({KV} kv) of {hd}{', normed' if normed else ''} at {sp}: {out[-1]['us']:.2f} us", flush=True)
   return out
