@@ -156,7 +156,7 @@ def step_inputs(model) -> tuple:
   """a decode step's position variable and its other inputs past the token: master's model samples at a temperature (0: greedy) and
   counts positions from 0, 0.12.0's from 1"""
   from tinygrad import Tensor, UOp
-  temp = (Tensor([0.0]),) if hasattr(model, "rollout_jit") else ()
+  temp = (Tensor([0.0]),) if hasattr(model, "rollout_jit") or hasattr(model, "rollout_jits") else ()
   return UOp.variable("start_pos", 0 if temp else 1, model.max_context - 1), temp
 
 def decode_from(model, token:int, pos:int):
@@ -164,10 +164,11 @@ def decode_from(model, token:int, pos:int):
   of pos tokens, without prefilling them"""
   from tinygrad import Tensor
   (v_pos, temp), t = step_inputs(model), Tensor([[token]], dtype="int32")
-  # master decodes through its rollout JIT, 0.12.0 through forward_jit
-  (model.rollout_jit if temp else model.forward_jit).reset()
+  # master decodes through its rollout JITs (one a bound of start_pos where it has decode_pos), 0.12.0 through forward_jit
+  if hasattr(model, "rollout_jits"): model.rollout_jits.clear()
+  else: (model.rollout_jit if temp else model.forward_jit).reset()
   for p in range(pos, model.max_context):
-    t = model(t, v_pos.bind(p), *temp).realize()
+    t = model(t, model.decode_pos(p) if hasattr(model, "decode_pos") else v_pos.bind(p), *temp).realize()
     yield int(t.item())
 
 def bench_prefill(model, n:int, dev:str, at:int=0) -> dict:
@@ -229,7 +230,8 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
       if i >= warmup: ts.append(dt); kernels = GlobalCounters.kernel_count
     names = sorted({r.p.name for r in getattr(realize, "method_cache", {}).values() if hasattr(r, "p")})
     # a graphed JIT launches its kernels as one batch: count what is inside
-    jit = getattr(model, "forward_jit", None) or model.rollout_jit
+    # master's decode JITs a bound of start_pos: the timed steps' is the last
+    jit = getattr(model, "forward_jit", None) or (model.rollout_jits[max(model.rollout_jits)] if hasattr(model, "rollout_jits") else model.rollout_jit)
     jit_items = getattr(jit.captured, "jit_cache", []) if jit.captured is not None else []
     kernels = sum(len(getattr(ei.prg, "jit_cache", [ei])) for ei in jit_items) or \
       (linear_kernels(jit.captured._linear) if hasattr(jit.captured, "_linear") else kernels if jit_items or profile else "-")

@@ -85,11 +85,13 @@ def attention(positions:list[int], reps=20) -> list[dict]:
   for H, KV, hd, normed in ((32, 8, 128, False), (16, 8, 128, True), (32, 8, 64, False)):
     caches = [Tensor.randn(2, 1, KV, ctx, hd, device=dev).contiguous().realize() for _ in range(C)]
     q, k, v = (Tensor.randn(1, n, 1, hd, device=dev).realize() for n in (H, KV, KV))
-    f, var = Tensor.randn(ctx, hd, device=dev).realize(), UOp.variable("start_pos", 0, ctx-1)
-    norms = [nn.RMSNorm(hd, 1e-6) for _ in range(2 if normed else 0)]
-    jit = TinyJit(lambda sp: Tensor.realize(*[nv.attention(q, k, v, c, f, sp, *norms) for c in caches]))
+    f, norms = Tensor.randn(ctx, hd, device=dev).realize(), [nn.RMSNorm(hd, 1e-6) for _ in range(2 if normed else 0)]
+    jits: dict[int, TinyJit] = {}
     for sp in positions:
-      ts = timed(lambda: jit(var.bind(sp)), Device[dev].synchronize, reps, warmup=3)
+      # start_pos bound as the model's decode_pos binds it: from the attention's SPLIT_FROM on (where the tree has it), a JIT of its own
+      lo = far if (far:=getattr(nv, "SPLIT_FROM", None)) is not None and sp >= far else 0
+      jit = jits.setdefault(lo, TinyJit(lambda sp: Tensor.realize(*[nv.attention(q, k, v, c, f, sp, *norms) for c in caches])))
+      ts = timed(lambda: jit(UOp.variable("start_pos", lo, ctx-1).bind(sp)), Device[dev].synchronize, reps, warmup=3)
       out.append(dict(heads=H, kv_heads=KV, head_dim=hd, normed=normed, position=sp, us=round(statistics.median(ts) / C * 1e6, 2)))
       print(f"attention {H} heads ({KV} kv) of {hd}{', normed' if normed else ''} at {sp}: {out[-1]['us']:.2f} us", flush=True)
   return out

@@ -1,4 +1,5 @@
 # the decode attention kernel as CUDA's renderer writes it for sm_87 (an Orin's)
+import math
 from dataclasses import replace
 import pytest
 from tinygrad import UOp, dtypes
@@ -6,11 +7,13 @@ from tinygrad.uop.ops import Ops
 from tinygrad.llm.kernels import nv
 from llm_helpers import cuda_program
 
-def cuda_attention(heads:int, kv_heads:int, hd:int, ctx:int=1024) -> str:
-  shapes = [(1, heads, 1, hd), (1, heads, 1, hd), (1, kv_heads, 1, hd), (1, kv_heads, 1, hd), (2, 1, kv_heads, ctx, hd), (ctx, hd)]
+def cuda_attention(heads:int, kv_heads:int, hd:int, ctx:int=1024, splits:int=1, src=True):
+  out = (1, heads, 1, hd) if splits == 1 else (heads * splits * (hd + 2),)
+  shapes = [out, (1, heads, 1, hd), (1, kv_heads, 1, hd), (1, kv_heads, 1, hd), (2, 1, kv_heads, ctx, hd), (ctx, hd)]
   var = UOp.variable("start_pos", 0, ctx-1)
   phs = [UOp.placeholder(s, dtypes.float, i) for i, s in enumerate(shapes)] + [UOp(Ops.PARAM, src=var.src, arg=replace(var.arg, slot=6))]
-  return cuda_program(nv._attention_kernel(*phs, n_kv_heads=kv_heads, rope_dim=hd, eps=None), "sm_87").src[2].arg
+  prg = cuda_program(nv._attention_kernel(*phs, n_kv_heads=kv_heads, rope_dim=hd, eps=None, splits=splits), "sm_87")
+  return prg.src[2].arg if src else prg
 
 @pytest.mark.parametrize("hd,threads,loads", [(64, 256, 4), (128, 128, 1)])
 def test_values_loop_keeps_loads_in_flight(hd, threads, loads):
@@ -18,3 +21,15 @@ def test_values_loop_keeps_loads_in_flight(hd, threads, loads):
   src = cuda_attention(8, 2, hd)
   values = src[(at:=src.rfind("for (")):src.index("}", at)]
   assert f"__launch_bounds__({threads})" in src and values.count("data4_") == loads
+
+@pytest.mark.parametrize("sms,heads,first,want", [(132, 32, 256, 8), (132, 16, 256, 8), (132, 16, 1024, 16), (132, 4, 4096, 16),
+  (16, 32, 256, 1), (16, 16, 256, 2), (8, 4, 256, 4), (132, 32, 0, 1), (132, 32, 63, 1), (132, 32, 64, 2)])
+def test_a_heads_positions_split_for_twice_the_sms(sms, heads, first, want, monkeypatch):
+  # a workgroup a head leaves a big GPU's SMs idle, each reading its keys and values at a few tens of GB/s: a head's positions are split
+  # into runs, a workgroup each, for twice the SMs (up to 16 runs), each of at least 32 of the positions start_pos's bound gives
+  monkeypatch.setattr(nv, "sm_count", lambda device: sms)
+  assert nv.attention_splits(heads, "CUDA", first) == want
+
+def test_a_split_heads_runs_take_a_workgroup_each():
+  prg = cuda_attention(8, 2, 64, splits=4, src=False)
+  assert math.prod(prg.arg.global_size) == 8 * 4 and "attention_8_2_64_4" in prg.src[2].arg

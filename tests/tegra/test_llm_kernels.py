@@ -106,7 +106,9 @@ def _rope(x:np.ndarray, f:np.ndarray) -> np.ndarray:
   (8, 2, 128, 128, True, 256), (16, 2, 64, 64, False, 256), (8, 1, 64, 32, True, 256), (4, 2, 64, 64, False, 8192), (4, 2, 128, 128, True, 8192)])
 def test_attention(dev, heads, kv_heads, hd, rope_dim, normed, ctx):
   # q and k (a head RMS normed: Qwen3's qk_norm) turned by RoPE, k and v stored into the cache at start_pos, attention over it up to
-  # there: GQA 1-8, a partial RoPE, a context of 8192 (tinygrad.llm's --max_context 4096 doubled)
+  # there: GQA 1-8, a partial RoPE, a context of 8192 (tinygrad.llm's --max_context 4096 doubled). start_pos bound below by up to 256
+  # (decode_pos's bound from SPLIT_FROM on): a head's positions split into runs on the emulated Orin's 8 SMs (4 heads: 4 runs at 130, 4
+  # at 8191; 6 and 8: 2). q, k and v flat buffers, as the matvecs give them
   from tinygrad import nn
   rng = np.random.default_rng(heads)
   cache = rng.standard_normal((2, 1, kv_heads, ctx, hd)).astype(np.float32)
@@ -114,10 +116,11 @@ def test_attention(dev, heads, kv_heads, hd, rope_dim, normed, ctx):
   norms = [nn.RMSNorm(hd, 1e-6) for _ in range(2 if normed else 0)]
   for n in norms: n.weight = Tensor(rng.uniform(0.5, 1.5, hd).astype(np.float16), device="NV")
   def norm(x, i): return x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * norms[i].weight.numpy().astype(np.float32) if norms else x
-  cache_t, f_t, v = Tensor(cache, device="NV"), Tensor(f, device="NV"), UOp.variable("start_pos", 0, ctx-1)
+  cache_t, f_t = Tensor(cache, device="NV"), Tensor(f, device="NV")
   for sp in (0, 5, 130) if ctx == 256 else (ctx - 1,):
     q, k, vn = (rng.standard_normal((1, n, 1, hd)).astype(np.float32) for n in (heads, kv_heads, kv_heads))
-    got = nv.attention(*(Tensor(t, device="NV") for t in (q, k, vn)), cache_t, f_t, v.bind(sp), *norms).numpy()[0, :, 0]
+    pos = UOp.variable("start_pos", min(sp, 256) // 64 * 64, ctx-1).bind(sp)
+    got = nv.attention(*(Tensor(t.reshape(-1), device="NV").reshape(t.shape) for t in (q, k, vn)), cache_t, f_t, pos, *norms).numpy()[0, :, 0]
     cache[0, 0, :, sp], cache[1, 0, :, sp] = _rope(norm(k[0, :, 0], 1), f[sp]), vn[0, :, 0]
     np.testing.assert_allclose(cache_t.numpy(), cache, atol=1e-5)
     kk, vv = (np.repeat(cache[i, 0, :, :sp+1], heads // kv_heads, 0) for i in (0, 1))
