@@ -7,12 +7,12 @@ from tinygrad.uop.ops import Ops
 from tinygrad.llm.kernels import nv
 from llm_helpers import cuda_program
 
-def cuda_attention(heads:int, kv_heads:int, hd:int, ctx:int=1024, splits:int=1, src=True):
+def cuda_attention(heads:int, kv_heads:int, hd:int, ctx:int=1024, splits:int=1, src=True, grouped=False):
   out = (1, heads, 1, hd) if splits == 1 else (heads * splits * (hd + 2),)
   shapes = [out, (1, heads, 1, hd), (1, kv_heads, 1, hd), (1, kv_heads, 1, hd), (2, 1, kv_heads, ctx, hd), (ctx, hd)]
   var = UOp.variable("start_pos", 0, ctx-1)
   phs = [UOp.placeholder(s, dtypes.float, i) for i, s in enumerate(shapes)] + [UOp(Ops.PARAM, src=var.src, arg=replace(var.arg, slot=6))]
-  prg = cuda_program(nv._attention_kernel(*phs, n_kv_heads=kv_heads, rope_dim=hd, eps=None, splits=splits), "sm_87")
+  prg = cuda_program(nv._attention_kernel(*phs, n_kv_heads=kv_heads, rope_dim=hd, eps=None, splits=splits, grouped=grouped), "sm_87")
   return prg.src[2].arg if src else prg
 
 @pytest.mark.parametrize("hd,threads,loads", [(64, 256, 4), (128, 128, 1)])
@@ -33,3 +33,24 @@ def test_a_heads_positions_split_for_twice_the_sms(sms, heads, first, want, monk
 def test_a_split_heads_runs_take_a_workgroup_each():
   prg = cuda_attention(8, 2, 64, splits=4, src=False)
   assert math.prod(prg.arg.global_size) == 8 * 4 and "attention_8_2_64_4" in prg.src[2].arg
+
+def test_a_grouped_workgroup_takes_a_kv_heads_heads():
+  prg = cuda_attention(8, 2, 64, splits=4, src=False, grouped=True)
+  assert math.prod(prg.arg.global_size) == 2 * 4 and "attention_8_2_64_4_g" in prg.src[2].arg
+
+@pytest.mark.parametrize("sms,hd,first,ctx,want", [(132, 64, 0, 4096, (1, False)), (132, 64, 255, 4096, (4, False)),
+  (132, 64, 256, 4096, (8, True)), (8, 64, 256, 4096, (2, True)), (8, 64, 256, 8192, (1, False)), (132, 128, 256, 4096, (8, False))])
+def test_a_long_context_groups_a_kv_heads_heads(sms, hd, first, ctx, want, monkeypatch):
+  # from SPLIT_FROM on a workgroup takes the 4 heads of a kv head (the 1B's 32 of 8), reading its keys and values once, where their
+  # scores of a run fit 32 KB of shared memory; before it a head a workgroup, and heads of 128 always
+  from tinygrad import Tensor
+  seen, real = [], nv._attention_kernel
+  def spy(*args, **kw):
+    seen.append((kw["splits"], kw["grouped"]))
+    return real(*args, **kw)
+  monkeypatch.setattr(nv, "_attention_kernel", spy)
+  for f in ("nv_custom_kernels_supported", "has_local"): monkeypatch.setattr(nv, f, lambda device: True)
+  monkeypatch.setattr(nv, "sm_count", lambda device: sms)
+  q, k, v = (Tensor.empty(1, n, 1, hd) for n in (32, 8, 8))
+  nv.attention(q, k, v, Tensor.empty(2, 1, 8, ctx, hd), Tensor.empty(ctx, hd), UOp.variable("start_pos", first, ctx - 1).bind(first))
+  assert seen == [want]

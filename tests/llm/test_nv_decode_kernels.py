@@ -35,11 +35,11 @@ def test_kernel_counts(kernels):
   assert len(kernels[False]) == 37 and len(kernels[True]) == 25
 
 def test_a_long_context_decodes_with_a_heads_positions_split(tmp_path, kernels):
-  # decode steps from attention's SPLIT_FROM on bind start_pos to a variable bounded below by it, a JIT of their own: 4 heads on 132 SMs
-  # take 8 runs of positions each, then a combine a block. Short contexts keep one workgroup a head
+  # decode steps from attention's SPLIT_FROM on bind start_pos to a variable bounded below by it, a JIT of their own: a workgroup takes
+  # a kv head's 2 heads and one of 8 runs of positions on 132 SMs, then a combine a block. Short contexts keep one workgroup a head
   from llm_helpers import tiny_llama
   names = collections.Counter(long:=step_kernels(tiny_llama(tmp_path / "tiny.gguf", 14, context=512), "--nv", "--at", "300"))
-  assert names["attention_4_2_64_8"] == names["attention_combine_4_64_8"] == 2 and len(long) == len(kernels[True]) + 2
+  assert names["attention_4_2_64_8_g"] == names["attention_combine_4_64_8"] == 2 and len(long) == len(kernels[True]) + 2
 
 def test_qwen3_moe_attention_and_experts_are_one_kernel_each(tmp_path):
   # heads of 128 with q and k normed a head before RoPE (qk_norm): the norms are in the one-kernel attention (4 kernels fewer a block,

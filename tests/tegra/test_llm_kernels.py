@@ -103,12 +103,14 @@ def _rope(x:np.ndarray, f:np.ndarray) -> np.ndarray:
   return np.concatenate([x[..., :h] * cos - x[..., h:2*h] * sin, x[..., h:2*h] * cos + x[..., :h] * sin, x[..., 2*h:]], -1)
 
 @pytest.mark.parametrize("heads,kv_heads,hd,rope_dim,normed,ctx", [(4, 2, 64, 64, False, 256), (6, 6, 64, 64, False, 256),
-  (8, 2, 128, 128, True, 256), (16, 2, 64, 64, False, 256), (8, 1, 64, 32, True, 256), (4, 2, 64, 64, False, 8192), (4, 2, 128, 128, True, 8192)])
+  (8, 2, 128, 128, True, 256), (16, 2, 64, 64, False, 256), (8, 1, 64, 32, True, 256), (4, 2, 64, 64, False, 8192), (4, 2, 128, 128, True, 8192),
+  (8, 1, 64, 32, True, 512)])
 def test_attention(dev, heads, kv_heads, hd, rope_dim, normed, ctx):
   # q and k (a head RMS normed: Qwen3's qk_norm) turned by RoPE, k and v stored into the cache at start_pos, attention over it up to
   # there: GQA 1-8, a partial RoPE, a context of 8192 (tinygrad.llm's --max_context 4096 doubled). start_pos bound below by up to 256
-  # (decode_pos's bound from SPLIT_FROM on): a head's positions split into runs on the emulated Orin's 8 SMs (4 heads: 4 runs at 130, 4
-  # at 8191; 6 and 8: 2). q, k and v flat buffers, as the matvecs give them
+  # (decode_pos's bound from SPLIT_FROM on): a head's positions split into runs on the emulated Orin's 8 SMs (4 heads: 4 runs at 130; 6
+  # and 8: 2), from 256 on a workgroup a kv head's heads of 64 (at 8191: 2 kv heads, 8 runs, heads of 128 4 runs a head; at 511: 1 kv
+  # head of 8, 8 runs). q, k and v flat buffers, as the matvecs give them
   from tinygrad import nn
   rng = np.random.default_rng(heads)
   cache = rng.standard_normal((2, 1, kv_heads, ctx, hd)).astype(np.float32)
