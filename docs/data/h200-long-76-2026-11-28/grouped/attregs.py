@@ -7,7 +7,8 @@ from tinygrad.codegen import to_program
 from tinygrad.renderer.cstyle import CUDARenderer
 from tinygrad.runtime.support.compiler_cuda import NVRTCCompiler
 from tinygrad.llm.kernels import nv
-arch = sys.argv[1] if len(sys.argv) > 1 else "sm_90"
+# PYTHONPATH=TREE python3 attregs.py ARCH PTXAS: registers and spills of the split attention kernels, no GPU
+arch, ptxas = sys.argv[1], sys.argv[2]
 for heads,kvh,hd,splits,grouped,normed in [(32,8,128,8,False,False),(32,8,128,8,True,False),(16,8,128,8,True,True),(16,8,128,8,False,True),(32,8,64,8,True,False),(32,8,64,8,False,False)]:
   ctx=4096
   out = (heads * splits * (hd + 2),)
@@ -20,5 +21,5 @@ for heads,kvh,hd,splits,grouped,normed in [(32,8,128,8,False,False),(32,8,128,8,
   src = to_program(sink, CUDARenderer(Target("CUDA", arch=arch))).src[2].arg
   with tempfile.TemporaryDirectory() as d:
     open(f"{d}/k.ptx","wb").write(NVRTCCompiler(arch).compile(src).rstrip(b"\0"))
-    err = subprocess.run(["/usr/local/cuda-13.0/bin/ptxas", f"-arch={arch}", "-v", "-o", f"{d}/k.cubin", f"{d}/k.ptx"], capture_output=True, text=True).stderr
+    err = subprocess.run([ptxas, f"-arch={arch}", "-v", "-o", f"{d}/k.cubin", f"{d}/k.ptx"], capture_output=True, text=True).stderr
   print(heads, kvh, hd, splits, "grouped" if grouped else "-", "normed" if normed else "", " | ".join(l.strip() for l in err.splitlines() if "registers" in l or "spill" in l))
