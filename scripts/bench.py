@@ -230,8 +230,8 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
       if i >= warmup: ts.append(dt); kernels = GlobalCounters.kernel_count
     names = sorted({r.p.name for r in getattr(realize, "method_cache", {}).values() if hasattr(r, "p")})
     # a graphed JIT launches its kernels as one batch: count what is inside
-    # master's decode JITs a bound of start_pos: the timed steps' is the last
-    jit = getattr(model, "forward_jit", None) or (model.rollout_jits[max(model.rollout_jits)] if hasattr(model, "rollout_jits") else model.rollout_jit)
+    # master's decode JITs a bound of start_pos: the timed steps' is the last made
+    jit = getattr(model, "forward_jit", None) or (list(model.rollout_jits.values())[-1] if hasattr(model, "rollout_jits") else model.rollout_jit)
     jit_items = getattr(jit.captured, "jit_cache", []) if jit.captured is not None else []
     kernels = sum(len(getattr(ei.prg, "jit_cache", [ei])) for ei in jit_items) or \
       (linear_kernels(jit.captured._linear) if hasattr(jit.captured, "_linear") else kernels if jit_items or profile else "-")

@@ -15,4 +15,4 @@ if __name__ == "__main__":
   m, _ = Transformer.from_gguf(sys.argv[1], max_context=64 + at)
   gen = m.generate([0, 5, 9] + [i % 256 for i in range(at)])
   for _ in range(4): next(gen)  # the prompt, a decode step, the JIT's capture, a replay
-  print("\n".join(re.sub(r"\x1b\[\d+m", "", c.src[0].arg.name) for c in m.rollout_jits[max(m.rollout_jits)].captured._linear.src if c.src[0].op is Ops.PROGRAM))
+  print("\n".join(re.sub(r"\x1b\[\d+m", "", c.src[0].arg.name) for c in list(m.rollout_jits.values())[-1].captured._linear.src if c.src[0].op is Ops.PROGRAM))

@@ -54,6 +54,14 @@ def test_decode_step_takes_the_callers_token(tiny_gguf, model):
   got = [m(Tensor([[t]], dtype="int32"), v.bind(3 + i), temp).item() for i, t in enumerate(mine)]
   assert got == [next(model.generate([0, 5, 9] + mine[:i+1])) for i in range(3)]
 
+def test_a_decode_jit_a_bound_of_start_pos(tiny_gguf):
+  # a JIT matches its variables by name: a step whose start_pos has another bound (decode_pos's from where the attention splits, a
+  # recurrent model's prompt tokens one at a time) is a JIT of its own, never a replay of kernels sized for the other bound
+  m, temp = Transformer.from_gguf(tiny_gguf, max_context=16)[0], Tensor([0.0])
+  for (lo, hi), sp in (((0, 15), 0), ((0, 7), 1), ((0, 15), 2), ((4, 15), 4)):
+    m(Tensor([[sp]], dtype="int32"), UOp.variable("start_pos", lo, hi).bind(sp), temp).realize()
+  assert list(m.rollout_jits) == [(0, 15), (0, 7), (4, 15)]
+
 def test_no_float_copy_of_the_weights_stays_after_prompts_and_decode(tiny_gguf):
   # the weights stay the file's blocks: what a prompt of two chunks and decode steps leave allocated is the file, the KV cache and
   # activations, far under the half-precision weights a dequantized copy would add

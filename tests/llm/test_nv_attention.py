@@ -1,5 +1,5 @@
 # the decode attention kernel as CUDA's renderer writes it for sm_87 (an Orin's)
-import math
+import math, re
 from dataclasses import replace
 import pytest
 from tinygrad import UOp, dtypes
@@ -38,11 +38,12 @@ def test_a_grouped_workgroup_takes_a_kv_heads_heads():
   prg = cuda_attention(8, 2, 64, splits=4, src=False, grouped=True)
   assert math.prod(prg.arg.global_size) == 2 * 4 and "attention_8_2_64_4_g" in prg.src[2].arg
 
-@pytest.mark.parametrize("sms,hd,first,ctx,want", [(132, 64, 0, 4096, (1, False)), (132, 64, 255, 4096, (4, False)),
-  (132, 64, 256, 4096, (8, True)), (8, 64, 256, 4096, (2, True)), (8, 64, 256, 8192, (1, False)), (132, 128, 256, 4096, (8, False))])
-def test_a_long_context_groups_a_kv_heads_heads(sms, hd, first, ctx, want, monkeypatch):
-  # from SPLIT_FROM on a workgroup takes the 4 heads of a kv head (the 1B's 32 of 8), reading its keys and values once, where their
-  # scores of a run fit 32 KB of shared memory; before it a head a workgroup, and heads of 128 always
+@pytest.mark.parametrize("sms,hd,kv,first,ctx,want", [(132, 64, 8, 0, 4096, (1, False)), (132, 64, 8, 255, 4096, (4, False)),
+  (132, 64, 8, 256, 4096, (8, True)), (8, 64, 8, 256, 4096, (2, True)), (8, 64, 8, 256, 8192, (1, False)), (132, 128, 8, 256, 4096, (8, False)),
+  (8, 64, 4, 256, 4096, (1, False)), (132, 64, 4, 256, 4096, (8, True))])
+def test_a_long_context_groups_a_kv_heads_heads(sms, hd, kv, first, ctx, want, monkeypatch):
+  # from SPLIT_FROM on a workgroup takes a kv head's heads of 64 (the 1B's 4 a kv head, TinyLlama's 8), reading its keys and values
+  # once, where the kernel fits 48 KB of shared memory; before it a head a workgroup, and heads of 128 always
   from tinygrad import Tensor
   seen, real = [], nv._attention_kernel
   def spy(*args, **kw):
@@ -51,6 +52,18 @@ def test_a_long_context_groups_a_kv_heads_heads(sms, hd, first, ctx, want, monke
   monkeypatch.setattr(nv, "_attention_kernel", spy)
   for f in ("nv_custom_kernels_supported", "has_local"): monkeypatch.setattr(nv, f, lambda device: True)
   monkeypatch.setattr(nv, "sm_count", lambda device: sms)
-  q, k, v = (Tensor.empty(1, n, 1, hd) for n in (32, 8, 8))
-  nv.attention(q, k, v, Tensor.empty(2, 1, 8, ctx, hd), Tensor.empty(ctx, hd), UOp.variable("start_pos", first, ctx - 1).bind(first))
+  q, k, v = (Tensor.empty(1, n, 1, hd) for n in (32, kv, kv))
+  nv.attention(q, k, v, Tensor.empty(2, 1, kv, ctx, hd), Tensor.empty(ctx, hd), UOp.variable("start_pos", first, ctx - 1).bind(first))
   assert seen == [want]
+
+@pytest.mark.parametrize("heads,kv_heads,hd,splits,grouped", [(8, 2, 64, 4, True), (32, 4, 64, 2, True), (8, 2, 128, 4, False), (4, 4, 64, 1, False)])
+def test_shared_memory_is_attention_smems(heads, kv_heads, hd, splits, grouped):
+  # the bytes attention() holds to 48 KB are those the kernel declares
+  src = cuda_attention(heads, kv_heads, hd, ctx=2048, splits=splits, grouped=grouped)
+  declared = sum(int(n) * 4 for n in re.findall(r"__shared__[^;\[]*\[(\d+)\]", src))
+  assert declared == nv.attention_smem(heads // kv_heads if grouped else 1, hd, -(-2048 // splits), False) > 0
+
+def test_decode_steps_split_only_where_the_attention_runs(monkeypatch):
+  # past 8192 positions the scores leave shared memory and attention() does not run: no second decode JIT for it
+  monkeypatch.setattr(nv, "nv_custom_kernels_supported", lambda device: True)
+  assert nv.attention_split_from("CUDA", 8192) == nv.SPLIT_FROM and nv.attention_split_from("CUDA", 8193) is None

@@ -153,18 +153,6 @@ def test_a_thread_unrolls_at_most_64_weights(typ, sms, monkeypatch):
     kw = nv._matvec_fxn(typ, "CUDA", cols, rows, rows, False).__wrapped__.keywords
     assert kw["unroll"] * kw["rows_th"] * bs // K <= 64 and (kw["unroll"] > 1 or kw["rows_th"] > 1 or cols < 8192), (rows, cols, kw)
 
-def test_cuda_sm_count_is_the_contexts(monkeypatch):
-  # under CUDA MPS's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (bench.py --sms: the Orin proxy) the context runs on fewer SMs than the device has:
-  # launch shapes follow those
-  from types import SimpleNamespace
-  from tinygrad.runtime.autogen import cuda
-  def affinity(p, typ): p._obj.param.smCount.val = 8
-  def attribute(p, attr, dev): p._obj.value = 132
-  monkeypatch.setattr(nv, "Device", {"CUDA:9": SimpleNamespace(device="CUDA:9", context=None, cu_device=0)})
-  for f, fn in (("cuCtxSetCurrent", lambda ctx: 0), ("cuCtxGetExecAffinity", affinity), ("cuDeviceGetAttribute", attribute)):
-    monkeypatch.setattr(cuda, f, fn)
-  assert nv.sm_count.__wrapped__("CUDA:9") == 8
-
 def test_only_nv_and_cuda():
   assert not any(nv.nv_custom_kernels_supported(d) for d in ("CPU", "NULL", "AMD", ("CPU", "CPU:1"), None))
 

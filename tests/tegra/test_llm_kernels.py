@@ -102,16 +102,19 @@ def _rope(x:np.ndarray, f:np.ndarray) -> np.ndarray:
   (cos, sin), h = np.split(f, 2), len(f) // 2
   return np.concatenate([x[..., :h] * cos - x[..., h:2*h] * sin, x[..., h:2*h] * cos + x[..., :h] * sin, x[..., 2*h:]], -1)
 
-@pytest.mark.parametrize("heads,kv_heads,hd,rope_dim,normed,ctx", [(4, 2, 64, 64, False, 256), (6, 6, 64, 64, False, 256),
-  (8, 2, 128, 128, True, 256), (16, 2, 64, 64, False, 256), (8, 1, 64, 32, True, 256), (4, 2, 64, 64, False, 8192), (4, 2, 128, 128, True, 8192),
-  (8, 1, 64, 32, True, 512)])
-def test_attention(dev, heads, kv_heads, hd, rope_dim, normed, ctx):
+@pytest.mark.parametrize("heads,kv_heads,hd,rope_dim,normed,ctx,last", [(4, 2, 64, 64, False, 256, (4, False)),
+  (6, 6, 64, 64, False, 256, (2, False)), (8, 2, 128, 128, True, 256, (2, False)), (16, 2, 64, 64, False, 256, (1, False)),
+  (8, 1, 64, 32, True, 256, (2, False)), (4, 2, 64, 64, False, 8192, (8, True)), (4, 2, 128, 128, True, 8192, (4, False)),
+  (8, 1, 64, 32, True, 512, (8, True))])
+def test_attention(dev, heads, kv_heads, hd, rope_dim, normed, ctx, last, monkeypatch):
   # q and k (a head RMS normed: Qwen3's qk_norm) turned by RoPE, k and v stored into the cache at start_pos, attention over it up to
   # there: GQA 1-8, a partial RoPE, a context of 8192 (tinygrad.llm's --max_context 4096 doubled). start_pos bound below by up to 256
   # (decode_pos's bound from SPLIT_FROM on): a head's positions split into runs on the emulated Orin's 8 SMs (4 heads: 4 runs at 130; 6
   # and 8: 2), from 256 on a workgroup a kv head's heads of 64 (at 8191: 2 kv heads, 8 runs, heads of 128 4 runs a head; at 511: 1 kv
-  # head of 8, 8 runs). q, k and v flat buffers, as the matvecs give them
+  # head of 8, 8 runs; `last`: the last position's runs and grouping). q, k and v flat buffers, as the matvecs give them
   from tinygrad import nn
+  seen, real = [], nv._attention_kernel
+  monkeypatch.setattr(nv, "_attention_kernel", lambda *a, **kw: seen.append((kw["splits"], kw["grouped"])) or real(*a, **kw))
   rng = np.random.default_rng(heads)
   cache = rng.standard_normal((2, 1, kv_heads, ctx, hd)).astype(np.float32)
   f = rng.standard_normal((ctx, rope_dim)).astype(np.float32)
@@ -129,6 +132,7 @@ def test_attention(dev, heads, kv_heads, hd, rope_dim, normed, ctx):
     s = np.einsum("hd,hjd->hj", _rope(norm(q[0, :, 0], 0), f[sp]), kk) / np.sqrt(hd)
     p = np.exp(s - s.max(-1, keepdims=True))
     np.testing.assert_allclose(got, np.einsum("hj,hjd->hd", p / p.sum(-1, keepdims=True), vv), atol=1e-5)
+  assert seen[-1] == last
 
 @pytest.mark.parametrize("heads,kv_heads,hd,T", [(4, 2, 64, 64), (4, 1, 128, 32), (2, 2, 32, 64)])
 def test_a_first_prompts_attention_takes_the_tensor_cores(dev, heads, kv_heads, hd, T):
