@@ -90,7 +90,7 @@ def attention(positions:list[int], reps=20) -> list[dict]:
     for sp in positions:
       # start_pos bound as the model's decode_pos binds it: from the attention's SPLIT_FROM on (where the tree has it), a JIT of its own
       lo = far if (far:=getattr(nv, "SPLIT_FROM", None)) is not None and sp >= far else 0
-      jit = jits.setdefault(lo, TinyJit(lambda sp: Tensor.realize(*[nv.attention(q, k, v, c, f, sp, *norms) for c in caches])))
+      if (jit:=jits.get(lo)) is None: jit = jits[lo] = TinyJit(lambda sp: Tensor.realize(*[nv.attention(q, k, v, c, f, sp, *norms) for c in caches]))
       ts = timed(lambda: jit(UOp.variable("start_pos", lo, ctx-1).bind(sp)), Device[dev].synchronize, reps, warmup=3)
       out.append(dict(heads=H, kv_heads=KV, head_dim=hd, normed=normed, position=sp, us=round(statistics.median(ts) / C * 1e6, 2)))
       print(f"attention {H} heads ({KV} kv) of {hd}{', normed' if normed else ''} at {sp}: {out[-1]['us']:.2f} us", flush=True)
