@@ -25,6 +25,13 @@ from typing import Callable, cast
 SUITES = ("matmul", "copy", "alloc", "launch", "elementwise", "mlp", "llm")
 GPU_DEVICES = ("NV", "CUDA")
 MiB = 1 << 20
+# the decode prompt (BOS and 15 ids), and llama-bench's tg128: 128 tokens decoded from an empty context, positions 0-127
+PROMPT_IDS, TG_POSITIONS = list(range(1000, 1015)), 128
+
+def decode_tokens(tokens:int|None, warmup:int, start_pos:int) -> int:
+  """timed decode tokens: those given, else the steps left of tg128's positions after the prompt and the warm-up (32 from --start-pos)"""
+  # the prompt's first token is the first step's input: a step at position p is the (p - 15)th token generate yields
+  return tokens if tokens is not None else 32 if start_pos else TG_POSITIONS - len(PROMPT_IDS) - warmup
 
 def sizes(full:bool, device:str) -> dict:
   if full: return dict(matmul=[256, 512, 1024, 2048, 4096], copy=[1*MiB, 4*MiB, 16*MiB, 64*MiB, 256*MiB], ew=64*MiB, mlp=4096, reps=20)
@@ -213,7 +220,7 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
   model, kv = Transformer.from_gguf(Tensor(pathlib.Path(gguf)).to(dev), max_context=max_context)
   Device[dev].synchronize()
   load_s, param_bytes = time.perf_counter() - st, step_bytes(gguf)
-  prompt = [kv["tokenizer.ggml.bos_token_id"]] + list(range(1000, 1015))
+  prompt = [kv["tokenizer.ggml.bos_token_id"]] + PROMPT_IDS
   rows = []
   for cfg in (mv or [None]):
     if cfg is not None:  # heuristic.py reads MV_* through the cached getenv: clear it and the compiled kernels, keep the weights
@@ -369,8 +376,15 @@ def proxy_table(results:list[dict]) -> str:
     load, fts, gbs = (f"{first[k]:.1f}" if k in first else "" for k in ("load_s", "first_token_s", "weight_GB_s"))
     lines.append("| " + (f"{key[0]} | " if models else "") + f"{key[1]} | " + " | ".join(cell(key, c, k) for k in kinds for c in cols) +
                  (f" | {gbs}" if models else "") + f" | {load} | {fts} | {first.get('kernels_per_token', '')} |")
+  windows = sorted({decode_window(x) for r in results for x in r["rows"] if x["name"].startswith("decode") and "tokens" in x})
   return "\n".join(lines + [f"skipped {r['build']}, {r['sms_label']}{', ' + r['model'] if r.get('model') else ''}: {r['skipped']}"
-                            for r in results if "skipped" in r])
+                            for r in results if "skipped" in r] + [f"\ndecode: {w}" for w in windows])
+
+def decode_window(row:dict) -> str:
+  """the decode steps a row timed, by their positions (llama-bench's tg128: 0-127)"""
+  first = row["start_pos"] + row["warmup"] if row.get("start_pos") else row.get("prompt_len", 1) - 1 + row["warmup"]
+  return f"positions {first}-{first + row['tokens'] - 1} timed, after {row['warmup']} warm-up steps" + \
+         (f" and a {row['prompt_len']}-token prompt" if row.get("prompt_len") else "")
 
 def write_doc(path:pathlib.Path, md:str, source:str):
   """the table between the doc's "<!-- bench table -->" and "<!-- end bench table -->" lines, regenerated from source (a bench.json)"""
@@ -443,7 +457,9 @@ def main():
   ap.add_argument("--gguf", help="GGUF for the decode benchmark; default: generate --preset")
   ap.add_argument("--preset", default="tiny", help="synth_gguf preset when no --gguf (llama-3.2-1b for the real shape)")
   ap.add_argument("--mv", action="append", default=[], help="MV_BLOCKSIZE,MV_THREADS_PER_ROW,MV_ROWS_PER_THREAD to sweep (repeatable)")
-  ap.add_argument("--warmup", type=int, default=8); ap.add_argument("--tokens", type=int, default=32)
+  ap.add_argument("--warmup", type=int, default=8)
+  ap.add_argument("--tokens", type=int, help="timed decode tokens; default: through position 127 after the prompt and the warm-up, as "
+                  "llama-bench's tg128 decodes positions 0-127 (32 with --start-pos)")
   ap.add_argument("--max-context", type=int, default=1024)
   ap.add_argument("--start-pos", type=int, default=0, help="decode from this position over a cache of zeros, no prompt (long-context steps); "
                   "--prefill's prompt after a prefix of this many tokens (a chat's later turn); llama-bench at this depth")
@@ -461,7 +477,7 @@ def main():
   ap.add_argument("--worker", help=argparse.SUPPRESS)
   args = ap.parse_args()
   if args.merge: return merge(args.merge, pathlib.Path(args.out), args.doc)
-  args.only = [s for s in args.only.split(",") if s]
+  args.only, args.tokens = [s for s in args.only.split(",") if s], decode_tokens(args.tokens, args.warmup, args.start_pos)
   if bad := set(args.only) - set(SUITES): ap.error(f"unknown suites {bad}")
   if args.worker:
     if args.profile: os.environ["JIT"] = "2"  # per-kernel times need the JIT to launch kernels one by one; read at tinygrad's import

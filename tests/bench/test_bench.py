@@ -103,6 +103,16 @@ def test_build_specs_and_the_side_by_side_table():
   assert "| series | 600.0 (0.80x) | 130.0 (1.51x) | 1000.0 (0.03x) | - | 9.2 | 2.5 | 233 |" in md
   assert "| llama.cpp | 750.0 | 86.0 | 30000.0 | 3000.0 |  |  |  |" in md and "skipped old, 8 SMs: worker ran past --timeout 80s" in md
 
+def test_decode_times_tg128s_positions():
+  # llama-bench's tg128 decodes positions 0-127: after the 16-token prompt and 8 warm-up steps, 105 timed steps end at 127 (a step's cost
+  # grows with its position: 32 would stop at 54). From --start-pos, 32 steps from there; --tokens as given
+  assert bench.decode_tokens(None, 8, 0) == 105 and bench.decode_tokens(None, 8, 3000) == 32 and bench.decode_tokens(4, 2, 0) == 4
+  row = lambda **kw: dict(suite="llm", name="decode m.gguf MV=default", value=1.0, unit="tok/s", **kw)
+  results = [dict(build="series", sms_label="full GPU", device="CUDA", rows=[row(warmup=8, tokens=105, prompt_len=16, start_pos=0)]),
+             dict(build="long", sms_label="full GPU", device="CUDA", rows=[row(warmup=8, tokens=32, prompt_len=0, start_pos=3000)])]
+  md = bench.proxy_table(results)
+  assert "decode: positions 23-127 timed, after 8 warm-up steps and a 16-token prompt" in md and "decode: positions 3008-3039 timed" in md
+
 def test_mps_percentage_is_the_smallest_giving_the_sms(monkeypatch):
   # MPS rounds an active thread percentage to whole TPCs (an H100: 6% and 7% give 8 of 132 SMs, 11% and 12% give 14, 13% gives 16)
   seen = {p: 8 if p <= 7 else 10 if p <= 9 else 12 if p == 10 else 14 if p <= 12 else 16 for p in range(1, 101)}
