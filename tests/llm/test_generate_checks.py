@@ -73,3 +73,11 @@ def test_no_float_copy_of_the_weights_stays_after_prompts_and_decode(tiny_gguf):
   kv = sum(b.cache_kv.nbytes() for b in m.blk)
   half = sum(v.numel() * 2 for k, v in get_state_dict(m).items() if k.endswith("weight") and v.ndim == 2)
   assert GlobalCounters.mem_used - before - tiny_gguf.stat().st_size - kv < half // 4
+
+def test_a_first_prompt_zeroes_every_blocks_kv_cache_in_one_schedule(tiny_gguf, monkeypatch):
+  # a schedule walks every live tensor: one for all the blocks' caches, not one a block (32 on an 8B, each walking its weights)
+  m, scheduled, real = Transformer.from_gguf(tiny_gguf, max_context=16)[0], [], Tensor.linear_with_vars
+  monkeypatch.setattr(Tensor, "linear_with_vars", lambda *ts, **kw: scheduled.append(set(map(id, ts))) or real(*ts, **kw))
+  next(m.generate([1, 2, 3]))
+  caches = {id(b.cache_kv) for b in m.blk}
+  assert len(caches) > 1 and [s & caches for s in scheduled if s & caches] == [caches]
