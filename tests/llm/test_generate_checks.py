@@ -81,3 +81,15 @@ def test_a_first_prompt_zeroes_every_blocks_kv_cache_in_one_schedule(tiny_gguf, 
   next(m.generate([1, 2, 3]))
   caches = {id(b.cache_kv) for b in m.blk}
   assert len(caches) > 1 and [s & caches for s in scheduled if s & caches] == [caches]
+
+def test_a_later_decode_jit_captures_on_its_first_call(tiny_gguf):
+  # once a decode JIT has captured a step, every state exists: a JIT for another bound of start_pos (a chat passing the attention's split
+  # bound) captures on its first call, one trace, and gives the tokens a model that never changed bounds gives
+  temp = Tensor([0.0])
+  def steps(bounds) -> list[int]:
+    m, t, out = Transformer.from_gguf(tiny_gguf, max_context=16)[0], Tensor([[3]], dtype="int32"), []
+    for sp, (lo, hi) in enumerate(bounds):
+      out.append((t:=m(t, UOp.variable("start_pos", lo, hi).bind(sp), temp)).item())
+      if (lo, hi) == (4, 15): assert m.rollout_jits[(lo, hi)].captured is not None
+    return out
+  assert steps([(0, 15)] * 4 + [(4, 15)] * 3) == steps([(0, 15)] * 7)
