@@ -28,10 +28,13 @@ MiB = 1 << 20
 # the decode prompt (BOS and 15 ids), and llama-bench's tg128: 128 tokens decoded from an empty context, positions 0-127
 PROMPT_IDS, TG_POSITIONS = list(range(1000, 1015)), 128
 
+def first_timed(warmup:int, start_pos:int, prompt_len:int) -> int:
+  """the position of the first timed decode step: from start_pos, or after the prompt, whose last position yields the first token"""
+  return start_pos + warmup if start_pos else prompt_len - 1 + warmup
+
 def decode_tokens(tokens:int|None, warmup:int, start_pos:int) -> int:
   """timed decode tokens: those given, else the steps left of tg128's positions after the prompt and the warm-up (32 from --start-pos)"""
-  # the prompt's first token is the first step's input: a step at position p is the (p - 15)th token generate yields
-  return tokens if tokens is not None else 32 if start_pos else TG_POSITIONS - len(PROMPT_IDS) - warmup
+  return tokens if tokens is not None else 32 if start_pos else TG_POSITIONS - first_timed(warmup, 0, 1 + len(PROMPT_IDS))
 
 def sizes(full:bool, device:str) -> dict:
   if full: return dict(matmul=[256, 512, 1024, 2048, 4096], copy=[1*MiB, 4*MiB, 16*MiB, 64*MiB, 256*MiB], ew=64*MiB, mlp=4096, reps=20)
@@ -382,7 +385,7 @@ def proxy_table(results:list[dict]) -> str:
 
 def decode_window(row:dict) -> str:
   """the decode steps a row timed, by their positions (llama-bench's tg128: 0-127)"""
-  first = row["start_pos"] + row["warmup"] if row.get("start_pos") else row.get("prompt_len", 1) - 1 + row["warmup"]
+  first = first_timed(row["warmup"], row.get("start_pos", 0), row.get("prompt_len", 1))
   return f"positions {first}-{first + row['tokens'] - 1} timed, after {row['warmup']} warm-up steps" + \
          (f" and a {row['prompt_len']}-token prompt" if row.get("prompt_len") else "")
 
