@@ -7,7 +7,7 @@
 
 matvec: each shape's kernel (a GLU: gate and up in one) over copies of random blocks past 600 MB (read from DRAM, as in decode), C
 launches in one TinyJit graph; the median replay over C gives a launch's us and the weights' GB/s. --sweep also runs other launch shapes
-(split, rows a thread, rows a workgroup, unroll) than _matvec_fxn's, each checked against its output. attention: the decode attention
+(split, rows a thread, rows a workgroup, unroll, lanes a block) than _matvec_fxn's, each checked against its output. attention: the decode attention
 of 32 heads of 128 (LLaMA-3.1-8B), 16 normed ones (Qwen3-1.7B) and 32 of 64 (LLaMA-3.2-1B) over 16 caches of 4096 positions.
 sass: the shape's kernel as CUDA's renderer writes it, through NVRTC, then ptxas, cuobjdump and nvdisasm from DIR (Triton's wheel has
 them in triton/backends/nvidia/bin): registers, and the instructions of its longest loop by opcode and a weight.
@@ -18,30 +18,34 @@ import numpy as np
 from typing import cast
 from bench import timed
 
-Q8_0, Q4_K, Q6_K = 8, 12, 14
-# name: (ggml type, rows, columns, GLU): a decode step's matvecs of LLaMA-3.1-8B Q4_K_M and LLaMA-3.2-1B Q6_K / Q4_K_M / Q8_0
+Q8_0, Q4_K, Q5_K, Q6_K = 8, 12, 13, 14
+# name: (ggml type, rows, columns, GLU): a decode step's matvecs of LLaMA-3.1-8B Q4_K_M, LLaMA-3.2-1B Q6_K / Q4_K_M / Q8_0 and Qwen3-1.7B
+# Q4_K_M
 SHAPES = {"8b qk": (Q4_K, 5120, 4096, False), "8b v": (Q6_K, 1024, 4096, False), "8b o": (Q4_K, 4096, 4096, False),
           "8b glu": (Q4_K, 14336, 4096, True), "8b down": (Q6_K, 4096, 14336, False), "8b out": (Q6_K, 128256, 4096, False),
           "1b qkv": (Q6_K, 3072, 2048, False), "1b o": (Q6_K, 2048, 2048, False), "1b glu": (Q6_K, 8192, 2048, True),
           "1b down": (Q6_K, 2048, 8192, False), "1b out": (Q6_K, 128256, 2048, False), "1b qk q4_k": (Q4_K, 2560, 2048, False),
-          "1b glu q4_k": (Q4_K, 8192, 2048, True), "1b qkv q8_0": (Q8_0, 3072, 2048, False), "1b glu q8_0": (Q8_0, 8192, 2048, True)}
-# (split, rows a thread, rows a workgroup, unroll)
+          "1b glu q4_k": (Q4_K, 8192, 2048, True), "1b qkv q8_0": (Q8_0, 3072, 2048, False), "1b glu q8_0": (Q8_0, 8192, 2048, True),
+          "1b o q4_k": (Q4_K, 2048, 2048, False), "1b down q4_k": (Q4_K, 2048, 8192, False), "8b down q4_k": (Q4_K, 4096, 14336, False),
+          "qwen3 qk": (Q4_K, 3072, 2048, False), "qwen3 glu": (Q4_K, 6144, 2048, True), "qwen3 down": (Q4_K, 2048, 6144, False)}
+# (split, rows a thread, rows a workgroup, unroll[, lanes a block: Q4_K's and Q5_K's 8 or 16, else the type's])
 SWEEP = [(1,1,4,4), (1,1,2,4), (1,1,8,4), (1,1,1,4), (1,2,2,2), (1,2,4,2), (1,4,1,1), (1,4,2,1), (2,1,2,4), (2,1,4,4), (2,2,2,2),
          (4,1,1,4), (1,1,4,2), (1,1,4,8), (1,2,2,4), (1,1,8,8), (2,4,1,2), (1,4,2,4), (1,2,4,8), (1,1,16,4), (1,1,4,1), (1,2,4,1),
-         (1,1,2,1), (2,1,2,1), (1,1,8,1), (1,2,2,1), (2,2,2,1), (4,1,1,1), (2,1,2,2)]
+         (1,1,2,1), (2,1,2,1), (1,1,8,1), (1,2,2,1), (2,2,2,1), (4,1,1,1), (2,1,2,2), (1,2,1,1,8), (1,2,2,1,8), (2,2,1,1,8), (2,2,2,1,8),
+         (1,4,2,1,8), (2,4,1,1,8)]
 
 def launch_shape(nv, typ:int, rows:int, cols:int, glu:bool, device:str) -> tuple[int, ...]:
   kw = nv._matvec_fxn(typ, device, cols, rows, rows, glu).__wrapped__.keywords
-  return (kw["split"], kw["rows_th"], kw["rows_wg"], kw["unroll"])
+  return (kw["split"], kw["rows_th"], kw["rows_wg"], kw["unroll"], kw.get("lanes") or nv.QUANTS[typ][2])
 
 @contextlib.contextmanager
 def launch_shape_of(nv, shape:tuple[int, ...]|None):
   """nv.matvec's kernels with this launch shape (None: _matvec_fxn's own) inside the block"""
   real = nv._matvec_fxn
   def fxn(typ, device, cols, rows, div, glu, **kw):
-    s, r, wg, u = cast(tuple[int, ...], shape)
+    s, r, wg, u, *lanes = cast(tuple[int, ...], shape)
     return nv._kernel_fxn(nv._matvec_kernel, typ=typ, local=True, perm=nv.has_byte_perm(device), rows_wg=wg, split=s, unroll=u, rows_th=r,
-                          glu=glu, **kw)
+                          lanes=lanes[0] if lanes else 0, glu=glu, **kw)
   if shape is not None: nv._matvec_fxn = fxn
   try: yield
   finally: nv._matvec_fxn = real
@@ -62,8 +66,10 @@ def matvec(names:list[str], sweep:bool, reps=20) -> list[dict]:
     raws, x = [blocks() for _ in range(C * (2 if glu else 1))], Tensor(rng.standard_normal(cols).astype(np.float32), device=dev).realize()
     ref = None
     for shape in [None] + (SWEEP if sweep else []):
-      # past 128 weights a thread takes of a matrix, its registers spill
-      if shape is not None and (rows % (shape[1] * shape[2]) or shape[3] * shape[1] * bs // K > 128): continue
+      # past 128 weights a thread takes of a matrix, its registers spill; 8 lanes a block are Q4_K's and Q5_K's
+      L = shape[4] if shape is not None and len(shape) > 4 else K
+      if shape is not None and (rows % (shape[1] * shape[2]) or shape[3] * shape[1] * bs // L > 128 or (L != K and typ not in (Q4_K, Q5_K))):
+        continue
       with launch_shape_of(nv, shape):
         f = TinyJit(lambda: Tensor.realize(*[nv.matvec(raws[i], typ, x, rows, up=raws[C + i] if glu else None) for i in range(C)]))
         got = f()[0].numpy()
@@ -71,9 +77,9 @@ def matvec(names:list[str], sweep:bool, reps=20) -> list[dict]:
       ok = ref is None or bool(np.allclose(got, ref, rtol=1e-3, atol=1e-3 * float(np.abs(ref).max())))
       if ref is None: ref = got
       us = statistics.median(ts) / C * 1e6
-      row = dict(shape=name, launch=shape or launch_shape(nv, typ, rows, cols, glu, dev), default=shape is None, us=round(us, 2),
+      row = dict(shape=name, launch=(*shape[:4], L) if shape else launch_shape(nv, typ, rows, cols, glu, dev), default=shape is None, us=round(us, 2),
                  GB_s=round(nbytes / us / 1e3, 1), same_output=ok)
-      print(f"{name:12s} {'default' if shape is None else '':7s} split,rows_th,rows_wg,unroll={row['launch']} {us:8.2f} us "
+      print(f"{name:12s} {'default' if shape is None else '':7s} split,rows_th,rows_wg,unroll,lanes={row['launch']} {us:8.2f} us "
             f"{row['GB_s']:7.1f} GB/s{'' if ok else ' OUTPUT DIFFERS'}", flush=True)
       out.append(row)
   return out
@@ -114,12 +120,12 @@ def sass(name:str, sms:int, arch:str, bindir:str) -> dict:
   from tinygrad.runtime.support.compiler_cuda import NVRTCCompiler
   from tinygrad.llm.kernels import nv
   typ, rows, cols, glu = SHAPES[name]
-  bs, nb, K = nv.QUANTS[typ]
+  bs, nb, _ = nv.QUANTS[typ]
   nv.sm_count, nv.has_local, nv.has_byte_perm = (lambda d: sms), (lambda d: True), (lambda d: True)
-  split, rows_th, rows_wg, unroll = launch_shape(nv, typ, rows, cols, glu, "CUDA")
+  split, rows_th, rows_wg, unroll, K = launch_shape(nv, typ, rows, cols, glu, "CUDA")
   views = [(rows * cols // bs * nb // dt.itemsize, dt) for dt, u in zip(nv.VIEWS, nv.used_views(typ)) if u] * (2 if glu else 1)
   phs = [UOp.placeholder((n,), dt, i) for i, (n, dt) in enumerate([(rows, dtypes.float), *views, (cols, dtypes.float)])]
-  sink = nv._matvec_kernel(*phs, typ=typ, local=True, perm=True, rows_wg=rows_wg, split=split, unroll=unroll, rows_th=rows_th, glu=glu)
+  sink = nv._matvec_kernel(*phs, typ=typ, local=True, perm=True, rows_wg=rows_wg, split=split, unroll=unroll, rows_th=rows_th, lanes=K, glu=glu)
   src = to_program(sink, CUDARenderer(Target("CUDA", arch=arch))).src[2].arg
   with tempfile.TemporaryDirectory() as d:
     with open(f"{d}/k.ptx", "wb") as fh: fh.write(NVRTCCompiler(arch).compile(src).rstrip(b"\0"))
@@ -131,7 +137,7 @@ def sass(name:str, sms:int, arch:str, bindir:str) -> dict:
   # a loop iteration: unroll steps of a lane's weights, for each row of the thread and each matrix; a thread of one iteration has no loop
   steps = 1 if looped else -(-(cols // bs * K) // (nv.WARP * split * unroll))
   weights = steps * unroll * rows_th * bs // K * (2 if glu else 1)
-  ret = dict(shape=name, sms=sms, arch=arch, launch=(split, rows_th, rows_wg, unroll), registers=int(re.findall(r"Used (\d+) registers", err)[0]))
+  ret = dict(shape=name, sms=sms, arch=arch, launch=(split, rows_th, rows_wg, unroll, K), registers=int(re.findall(r"Used (\d+) registers", err)[0]))
   n = sum(ops.values())
   ret |= dict(counted="loop" if looped else "kernel", instructions=n, weights=weights, per_weight=round(n / weights, 2),
               ops=dict(sorted(ops.items(), key=lambda kv: -kv[1])))

@@ -32,6 +32,16 @@ def test_matvec(typ):
   x = rng.standard_normal(w.shape[1]).astype(np.float32)
   np.testing.assert_allclose(nv.matvec(Tensor(raw.reshape(-1)), typ, Tensor(x), rows).numpy(), w @ x, rtol=1e-5, atol=1e-5 * np.abs(w @ x).max())
 
+@pytest.mark.parametrize("typ", [nv.Q4_K, nv.Q5_K])
+def test_k_quants_at_8_lanes_a_block(typ):
+  # a lane's 4 words of quants in a row (one 16-byte load) under one scale and min pair
+  rng = np.random.default_rng(typ)
+  raw, x = random_blocks(rng, 32, typ), rng.standard_normal(4 * 256).astype(np.float32)
+  want = gguf.quants.dequantize(raw, gguf.GGMLQuantizationType(typ)).reshape(8, -1).astype(np.float64) @ x
+  fxn = nv._kernel_fxn(nv._matvec_kernel, typ=typ, local=False, perm=False, rows_wg=1, split=1, unroll=1, lanes=8)
+  got = Tensor.empty(8).custom_kernel(*nv._block_views(Tensor(raw.reshape(-1)), typ), Tensor(x), fxn=fxn)[0]
+  np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
 @pytest.mark.parametrize("prefix", [0, 4])
 def test_rows_of_ropes_permutation(prefix):
   # from_gguf's RoPE permutation of llama's q (2 heads of 16, the first prefix dims of a head not turned): each row is a row of the file
@@ -115,13 +125,29 @@ def test_matvec_lanes_are_a_warp():
   assert (src.count("(*(data1_"), src.count("(*(data2_"), src.count("(float4*)((data3_")) == (2*4, 2*7, 2*4)
 
 @pytest.mark.parametrize("typ", [nv.Q4_K, nv.Q5_K])
-def test_k_quant_lanes_read_two_words_of_one_scale(typ):
-  # a lane's two words of quants share their 6-bit scales and mins: the block's first four words are one 16-byte load for both
+@pytest.mark.parametrize("lanes", [16, 8])
+def test_k_quant_lanes_read_words_of_one_scale_in_a_row(typ, lanes):
+  # a lane's words of quants share their 6-bit scales and mins and lie in a row: one 8-byte load at 16 lanes a block, one 16-byte load
+  # at 8; the block's first four words are one 16-byte load
   bs, nb, _ = nv.QUANTS[typ]
-  out, v32, x = UOp.placeholder((256,), dtypes.float, 0), UOp.placeholder((1024*nb//4,), dtypes.uint32, 1), UOp.placeholder((4*bs,), dtypes.float, 2)
-  prg = cuda_matvec(out, v32, x, typ=typ, rows_wg=4, split=1, unroll=2)
-  src = prg.src[2].arg
-  assert src.count("(*((uint4*)((data1_") == 2 and src.count("(*(data1_") == 2*(2 + (2 if typ == nv.Q5_K else 0))
+  out, v32, x = UOp.placeholder((256,), dtypes.float, 0), UOp.placeholder((2048*nb//4,), dtypes.uint32, 1), UOp.placeholder((8*bs,), dtypes.float, 2)
+  src = cuda_matvec(out, v32, x, typ=typ, rows_wg=4, split=1, unroll=2, lanes=lanes).src[2].arg
+  quants = 2 if typ == nv.Q5_K else 1
+  assert src.count("(*(data1_") == 0 and src.count("(*((uint2*)((data1_") == (2*quants if lanes == 16 else 0)
+  assert src.count("(*((uint4*)((data1_") == 2*(1 + (quants if lanes == 8 else 0))
+
+@pytest.mark.parametrize("sms,want", [(132, {(2560, 2048, False): (2, 2, 8), (8192, 2048, True): (2, 2, 8), (2048, 8192, False): (2, 2, 8),
+                                             (4096, 4096, False): (1, 2, 8), (14336, 4096, True): (1, 2, 8), (1024, 2048, False): (4, 1, 16)}),
+                                      (8, {(2560, 2048, False): (1, 4, 8), (8192, 2048, True): (1, 2, 8), (2048, 8192, False): (1, 4, 8),
+                                           (4096, 4096, False): (1, 4, 8), (14336, 4096, True): (1, 2, 8), (1024, 2048, False): (4, 1, 16)})])
+def test_4_bit_k_quants_take_rows_a_thread_at_8_lanes_a_block(sms, want, monkeypatch):
+  # (split, rows a thread, lanes a block) of Q4_K weights shaped as a 1B's and an 8B's: 4 rows where 16 warps an SM are left, but in a
+  # GLU, else 2, at 8 lanes; short rows, and too few of them, split over two warps; under 2048 rows, one a thread at 16 lanes
+  for f in ("has_local", "has_byte_perm"): monkeypatch.setattr(nv, f, lambda device: True)
+  monkeypatch.setattr(nv, "sm_count", lambda device: sms)
+  for (rows, cols, glu), w in want.items():
+    kw = nv._matvec_fxn(nv.Q4_K, "CUDA", cols, rows, rows, glu).__wrapped__.keywords
+    assert (kw["split"], kw["rows_th"], kw.get("lanes") or nv.QUANTS[nv.Q4_K][2]) == w, (rows, cols, glu, kw)
 
 @pytest.mark.parametrize("typ,sms,want", [(nv.Q6_K, 132, {1024: (1, 1), 2048: (1, 4), 128256: (4, 4)}),
                                            (nv.Q6_K, 8, {1024: (1, 1), 2048: (4, 2), 128256: (4, 4)}),
@@ -144,14 +170,15 @@ def test_rows_a_thread_follow_the_sm_count(typ, sms, want, monkeypatch):
 @pytest.mark.parametrize("typ", TYPES)
 @pytest.mark.parametrize("sms", [132, 16, 8])
 def test_a_thread_unrolls_at_most_64_weights(typ, sms, monkeypatch):
-  # more, with rows sharing a thread, takes sm_87's ptxas past 150 registers a thread: few workgroups an SM, or spills; a long row
-  # still unrolls its blocks where a thread takes one
+  # more, with rows sharing a thread, takes sm_87's ptxas past 150 registers a thread: few workgroups an SM, or spills; 128 where 4 rows
+  # share a lane's 32 x values at 8 lanes a block (Q4_K, Q5_K: 80-125); a long row still unrolls its blocks where a thread takes one
   for f in ("has_local", "has_byte_perm"): monkeypatch.setattr(nv, f, lambda device: True)
   monkeypatch.setattr(nv, "sm_count", lambda device: sms)
   bs, _, K = nv.QUANTS[typ]
   for rows, cols in ((2048, 8192), (4096, 14336), (128256, 4096), (2048, 2048)):
     kw = nv._matvec_fxn(typ, "CUDA", cols, rows, rows, False).__wrapped__.keywords
-    assert kw["unroll"] * kw["rows_th"] * bs // K <= 64 and (kw["unroll"] > 1 or kw["rows_th"] > 1 or cols < 8192), (rows, cols, kw)
+    most = 128 if kw.get("lanes") == 8 and kw["rows_th"] == 4 else 64
+    assert kw["unroll"] * kw["rows_th"] * bs // (kw.get("lanes") or K) <= most and (kw["unroll"] > 1 or kw["rows_th"] > 1 or cols < 8192), (rows, cols, kw)
 
 def test_only_nv_and_cuda():
   assert not any(nv.nv_custom_kernels_supported(d) for d in ("CPU", "NULL", "AMD", ("CPU", "CPU:1"), None))

@@ -53,6 +53,20 @@ def test_matvec(dev, typ, split, rows_wg, unroll, rows_th):
                                                         fxn=fxn)[0].numpy()
   np.testing.assert_allclose(got, w @ x, rtol=1e-5, atol=1e-5 * np.abs(w @ x).max())
 
+@pytest.mark.parametrize("typ", [nv.Q4_K, nv.Q5_K])
+@pytest.mark.parametrize("glu,split", [(False, 1), (True, 1), (True, 2)])
+def test_k_quants_at_8_lanes_a_block(dev, typ, glu, split):
+  # two rows a thread of a lane's 16 bytes of quants, of one weight or of gate's and up's
+  rng = np.random.default_rng(typ)
+  raws, x = [random_blocks(rng, 32, typ) for _ in range(2 if glu else 1)], rng.standard_normal(4 * 256).astype(np.float32)
+  a, *b = (gguf.quants.dequantize(r, gguf.GGMLQuantizationType(typ)).reshape(8, -1).astype(np.float64) @ x for r in raws)
+  want = a / (1 + np.exp(-a)) * b[0] if glu else a
+  fxn = functools.partial(nv._matvec_kernel, typ=typ, local=True, perm=True, rows_wg=2 // split, split=split, unroll=1, rows_th=2, lanes=8,
+                          glu=glu)
+  views = [v for r in raws for v in nv._block_views(Tensor(r.reshape(-1), device="NV"), typ)]
+  got = Tensor.empty(8, device="NV").custom_kernel(*views, Tensor(x, device="NV"), fxn=fxn)[0].numpy()
+  np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
 @pytest.mark.parametrize("typ", [nv.Q4_1, nv.Q8_0, nv.Q4_K, nv.Q6_K])
 def test_glu(dev, typ):
   # silu(gate x) * (up x) in one kernel: each thread takes a row of both weights
