@@ -46,7 +46,8 @@ OURS_V012 = ["tests/bench", "tests/decode", "tests/gguf", "tests/test_readme.py"
              "tests/test_setup.py", "tests/test_suite_imports.py", "tests/test_suites.py",
              *(f"tests/codegen/test_{n}.py" for n in ("byte_permute", "custom_kernel_reads", "custom_kernel_vars"))]
 OURS_MASTER = ["tests/llm", "tests/nix", "tests/test_autogen_nvgpu.py", "tests/test_requirements.py", "tests/upstream",
-               *(f"tests/codegen/test_{n}.py" for n in ("beam_pool", "cuda_graph_dims", "cuda_include_path", "estimates_depth", "function_invalid_outputs", "kernel_key",
+               *(f"tests/codegen/test_{n}.py" for n in ("beam_pool", "cuda_graph_dims", "cuda_include_path", "estimates_depth",
+                                                        "function_implicit_inputs", "function_invalid_outputs", "kernel_key",
                                                         "lower_shared_bodies", "matvec_heuristic", "precompiled_output", "program_disk_cache",
                                                         "ptx_float64", "ptx_narrow_floats", "ptx_unordered", "toolchain_from_the_environment"))]
 
