@@ -36,7 +36,7 @@ SWEEP = [(1,1,4,4), (1,1,2,4), (1,1,8,4), (1,1,1,4), (1,2,2,2), (1,2,4,2), (1,4,
 
 def launch_shape(nv, typ:int, rows:int, cols:int, glu:bool, device:str) -> tuple[int, ...]:
   kw = nv._matvec_fxn(typ, device, cols, rows, rows, glu).__wrapped__.keywords
-  return (kw["split"], kw["rows_th"], kw["rows_wg"], kw["unroll"], kw.get("lanes") or nv.QUANTS[typ][2])
+  return (kw["split"], kw["rows_th"], kw["rows_wg"], kw["unroll"], kw["lanes"])
 
 @contextlib.contextmanager
 def launch_shape_of(nv, shape:tuple[int, ...]|None):

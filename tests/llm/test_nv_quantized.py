@@ -147,7 +147,7 @@ def test_4_bit_k_quants_take_rows_a_thread_at_8_lanes_a_block(sms, want, monkeyp
   monkeypatch.setattr(nv, "sm_count", lambda device: sms)
   for (rows, cols, glu), w in want.items():
     kw = nv._matvec_fxn(nv.Q4_K, "CUDA", cols, rows, rows, glu).__wrapped__.keywords
-    assert (kw["split"], kw["rows_th"], kw.get("lanes") or nv.QUANTS[nv.Q4_K][2]) == w, (rows, cols, glu, kw)
+    assert (kw["split"], kw["rows_th"], kw["lanes"]) == w, (rows, cols, glu, kw)
 
 @pytest.mark.parametrize("typ,sms,want", [(nv.Q6_K, 132, {1024: (1, 1), 2048: (1, 4), 128256: (4, 4)}),
                                            (nv.Q6_K, 8, {1024: (1, 1), 2048: (4, 2), 128256: (4, 4)}),
@@ -174,11 +174,11 @@ def test_a_thread_unrolls_at_most_64_weights(typ, sms, monkeypatch):
   # share a lane's 32 x values at 8 lanes a block (Q4_K, Q5_K: 80-125); a long row still unrolls its blocks where a thread takes one
   for f in ("has_local", "has_byte_perm"): monkeypatch.setattr(nv, f, lambda device: True)
   monkeypatch.setattr(nv, "sm_count", lambda device: sms)
-  bs, _, K = nv.QUANTS[typ]
+  bs = nv.QUANTS[typ][0]
   for rows, cols in ((2048, 8192), (4096, 14336), (128256, 4096), (2048, 2048)):
     kw = nv._matvec_fxn(typ, "CUDA", cols, rows, rows, False).__wrapped__.keywords
-    most = 128 if kw.get("lanes") == 8 and kw["rows_th"] == 4 else 64
-    assert kw["unroll"] * kw["rows_th"] * bs // (kw.get("lanes") or K) <= most, (rows, cols, kw)
+    most = 128 if kw["lanes"] == 8 and kw["rows_th"] == 4 else 64
+    assert kw["unroll"] * kw["rows_th"] * bs // kw["lanes"] <= most, (rows, cols, kw)
     assert kw["unroll"] > 1 or kw["rows_th"] > 1 or cols < 8192, (rows, cols, kw)
 
 def test_only_nv_and_cuda():
