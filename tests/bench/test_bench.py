@@ -48,6 +48,19 @@ def test_llm_prefill_and_profile_through_masters_app(tmp_path):
   # kernels a step: the launches of master's captured JIT
   assert next(r["kernels_per_token"] for r in rows if "profile" in r) == prof["kernels"]
 
+def test_first_token_counts_what_it_compiled(tmp_path):
+  # a first token with a warm compile cache (the 1.5 s) is one that compiled nothing: the second run on one CACHEDB compiles none,
+  # and the table says how many the first did
+  env = {**os.environ, "PYTHONPATH": str(SCRIPTS.parent / "build" / "master" / "tinygrad"), "CACHEDB": str(tmp_path / "cache.db")}
+  def first(run:str) -> dict:
+    subprocess.run([sys.executable, str(SCRIPTS / "bench.py"), "--out", str(tmp_path / run), "--devices", "CPU", "--only", "llm", "--warmup", "1",
+                    "--tokens", "2", "--max-context", "64"], check=True, timeout=600, env=env)
+    return json.loads((tmp_path / run / "bench.json").read_text())["results"][0]
+  cold, warm = first("cold"), first("warm")
+  assert cold["rows"][0]["first_token_compiled"] > 10 and warm["rows"][0]["first_token_compiled"] == 0
+  cold.update(build="b", sms_label="full GPU")
+  assert f"| {cold['rows'][0]['first_token_s']:.1f} ({cold['rows'][0]['first_token_compiled']} compiled) |" in bench.proxy_table([cold])
+
 def test_prefill_runs_a_prompt_as_generate_does():
   # a user's prompt is generate's (master: chunks of 32 through the prefill JIT) up to its first token, each run from empty caches
   # (a cached prefix would be reused), not one model() call of the whole prompt

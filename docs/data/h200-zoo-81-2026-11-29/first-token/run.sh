@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# the first token cold and warm: each model's bench run twice on one compile cache, p81, whole GPU
+set -u; W=/tmp/devbench; S=$PWD/.devrun/src; log() { echo "[d20 $(date -u +%T) +${SECONDS}s] $*"; }
+[ -d $W/trees/master ] || PREP_ONLY=1 scripts/device_bench.sh run $S $OUT/prep --zoo --build p80=master 2>&1 | grep -v WARNING | tail -1
+rm -rf $W/trees/p81 && cp -r $W/trees/master $W/trees/p81 && cp $S/nv_p81.py $W/trees/p81/tinygrad/llm/kernels/nv.py
+mkdir -p $W/bench/gguf
+for m in "llama-3.2-1b q4_k_m" "qwen3-1.7b q4_k_m" "llama-3.1-8b q4_k_m"; do set -- $m
+  [ -f $W/bench/gguf/$1-$2.gguf ] || (PYTHONPATH=$W/site:$S/scripts python3 -c "from synth_gguf import write_llama_gguf; write_llama_gguf('$W/bench/gguf/$1-$2.gguf.tmp', '$1', '$2')" && mv $W/bench/gguf/$1-$2.gguf.tmp $W/bench/gguf/$1-$2.gguf) > $W/gg-$1-$2.log 2>&1 &
+done; wait; log prep
+for m in llama-3.2-1b-q4_k_m qwen3-1.7b-q4_k_m llama-3.1-8b-q4_k_m; do for r in cold warm; do
+  PYTHONPATH=$W/site timeout 60 python3 $S/scripts/bench.py --devices CUDA --only llm --gguf $W/bench/gguf/$m.gguf --warmup 1 --tokens 4 --build p81=$W/trees/p81 --out $W/ft-$m-$r > /dev/null 2>&1
+  cp $W/ft-$m-$r/bench.json $OUT/ft-$m-$r.json && python3 -c "import json; r=json.load(open('$OUT/ft-$m-$r.json'))['results'][0]['rows'][0]; print('$m $r', round(r['load_s'],2), round(r['first_token_s'],2), r['first_token_compiled'])"; log $m $r; done; done
