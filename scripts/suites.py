@@ -49,8 +49,8 @@ OURS_MASTER = ["tests/llm", "tests/nix", "tests/test_autogen_nvgpu.py", "tests/t
                *(f"tests/codegen/test_{n}.py" for n in ("beam_pool", "cuda_graph_dims", "cuda_include_path", "estimates_depth",
                                                         "function_implicit_inputs", "function_invalid_outputs", "kernel_key",
                                                         "lower_shared_bodies", "matvec_heuristic", "precompiled_output", "program_disk_cache",
-                                                        "ptx_float64", "ptx_narrow_floats", "ptx_unordered", "schedule_kernel_walks",
-                                                        "toolchain_from_the_environment"))]
+                                                        "ptx_float64", "ptx_narrow_floats", "ptx_unordered", "schedule_disk_cache",
+                                                        "schedule_kernel_walks", "toolchain_from_the_environment"))]
 
 SUITES = [
   # upstream's lint with its own configuration (the tree's pyproject.toml) and pin (requirements.txt) on the patched tree
