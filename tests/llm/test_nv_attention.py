@@ -23,6 +23,15 @@ def test_values_loop_keeps_loads_in_flight(hd, splits, threads, loads):
   values = src[(at:=src.rfind("for (")):src.index("}", at)]
   assert f"__launch_bounds__({threads})" in src and values.count("data4_") == loads
 
+@pytest.mark.parametrize("hd,splits,grouped,vec", [(128, 1, False, False), (128, 4, False, True), (64, 1, False, True), (64, 4, True, False)])
+def test_values_loop_reads_16_bytes_a_thread(hd, splits, grouped, vec):
+  # where a head's workgroup loads 4 positions' values at once, each thread sums 4 dims of them, one 16-byte load a position; a grouped
+  # workgroup keeps a dim a thread, its partial sums' shared memory a float a thread and head
+  src = cuda_attention(8, 2, hd, splits=splits, grouped=grouped)
+  values = src[(at:=src.rfind("for (")):src.index("}", at)]
+  loads = re.findall(r"(\(float4\*\)\(\()?data4_", values)
+  assert loads and all(bool(f) == vec for f in loads), values
+
 @pytest.mark.parametrize("sms,heads,first,want", [(132, 32, 256, 8), (132, 16, 256, 8), (132, 16, 1024, 16), (132, 4, 4096, 16),
   (16, 32, 256, 1), (16, 16, 256, 2), (8, 4, 256, 4), (132, 32, 0, 1), (132, 32, 63, 1), (132, 32, 64, 2)])
 def test_a_heads_positions_split_for_twice_the_sms(sms, heads, first, want, monkeypatch):
@@ -57,12 +66,13 @@ def test_a_long_context_groups_a_kv_heads_heads(sms, hd, kv, first, ctx, want, m
   nv.attention(q, k, v, Tensor.empty(2, 1, kv, ctx, hd), Tensor.empty(ctx, hd), UOp.variable("start_pos", first, ctx - 1).bind(first))
   assert seen == [want]
 
-@pytest.mark.parametrize("heads,kv_heads,hd,splits,grouped", [(8, 2, 64, 4, True), (32, 4, 64, 2, True), (8, 2, 128, 4, False), (4, 4, 64, 1, False)])
+@pytest.mark.parametrize("heads,kv_heads,hd,splits,grouped", [(8, 2, 64, 4, True), (32, 4, 64, 2, True), (8, 2, 128, 4, False), (8, 2, 128, 1, False),
+  (4, 4, 64, 1, False)])
 def test_shared_memory_is_attention_smems(heads, kv_heads, hd, splits, grouped):
   # the bytes attention() holds to 48 KB are those the kernel declares
   src = cuda_attention(heads, kv_heads, hd, ctx=2048, splits=splits, grouped=grouped)
   declared = sum(int(n) * 4 for n in re.findall(r"__shared__[^;\[]*\[(\d+)\]", src))
-  assert declared == nv.attention_smem(heads // kv_heads if grouped else 1, hd, -(-2048 // splits), False) > 0
+  assert declared == nv.attention_smem(heads // kv_heads if grouped else 1, hd, -(-2048 // splits), False, splits) > 0
 
 def test_decode_steps_split_only_where_the_attention_runs(monkeypatch):
   # past 8192 positions the scores leave shared memory and attention() does not run: no second decode JIT for it
