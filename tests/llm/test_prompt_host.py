@@ -17,3 +17,11 @@ def test_loading_takes_no_random_numbers(tiny_gguf):
   Tensor.manual_seed(3)
   Transformer.from_gguf(tiny_gguf, max_context=16)
   np.testing.assert_array_equal(Tensor.rand(4).numpy(), want)
+
+def test_norm_weights_are_buffers_from_load_on(tiny_gguf):
+  # every token reads them: a cast of the file's bytes left lazy would be a copy in the first prompt's schedule and again in the first
+  # decode step's
+  from tinygrad import nn
+  m = Transformer.from_gguf(tiny_gguf, max_context=16)[0]
+  ws = [n.weight for o in (m, *m.blk) for n in vars(o).values() if isinstance(n, nn.RMSNorm)]
+  assert len(ws) == 5 and all(w.uop.is_realized for w in ws)
