@@ -1,5 +1,6 @@
-# a body of params only (a @function's, a realize's outer graph) is scheduled alike by every process of the same code and flags: its
-# schedule is kept on disk beside the programs, so a warm process's first token does not schedule a model block's body again
+# a body of params and of buffers still to be allocated (a @function's, a realize's outer graph) is scheduled alike by every process of
+# the same code and flags: its schedule is kept on disk beside the programs, so a warm process's first token does not schedule a model
+# block's body or the forward around the blocks again
 import json, os, subprocess, sys
 
 RUN = """
@@ -15,12 +16,30 @@ out = body(Tensor.ones(2, 4).contiguous().realize(), w).numpy()
 print(json.dumps({"scheduled": len(made), "out": out.tolist()}))
 """
 
-def run(tmp_path, **env) -> dict:
+# a precompiled body's call leaves the buffers between its kernels to the outer graph's schedule: fresh buffers, numbered anew by
+# each process
+FRESH = """
+import json
+import tinygrad.schedule as S
+from tinygrad import Tensor, function
+made, real = [], S.create_schedule
+S.create_schedule = lambda sink: made.append(1) or real(sink)
+@function(precompile=True)
+def body(x:Tensor) -> Tensor: return ((x @ x.T).relu().contiguous() * 2).sum(1).contiguous()
+out = body(Tensor.ones(2, 4).contiguous().realize()).numpy()
+print(json.dumps({"scheduled": len(made), "out": out.tolist()}))
+"""
+
+def run(tmp_path, code=RUN, **env) -> dict:
   e = {**os.environ, "DEV": "CPU", "CACHEDB": str(tmp_path / "cache.db"), **env}
-  return json.loads(subprocess.run([sys.executable, "-c", RUN], env=e, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+  return json.loads(subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
 
 def test_a_bodys_schedule_is_kept_for_the_next_process(tmp_path):
   cold, warm = run(tmp_path), run(tmp_path)
   assert cold["scheduled"] >= 2 and warm["scheduled"] == 0 and warm["out"] == cold["out"] == [[49.0, 57.0, 65.0, 73.0]] * 2
   # other flags, other schedules; no disk cache, none kept
   assert run(tmp_path, SPLIT_REDUCEOP="0")["scheduled"] == run(tmp_path, CACHELEVEL="0")["scheduled"] == cold["scheduled"]
+
+def test_a_schedule_with_fresh_buffers_is_kept_for_the_next_process(tmp_path):
+  cold, warm = run(tmp_path, FRESH), run(tmp_path, FRESH)
+  assert cold["scheduled"] >= 3 and warm["scheduled"] == 0 and warm["out"] == cold["out"] == [16.0, 16.0]
