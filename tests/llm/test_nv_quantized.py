@@ -136,6 +136,23 @@ def test_k_quant_lanes_read_words_of_one_scale_in_a_row(typ, lanes):
   assert src.count("(*(data1_") == 0 and src.count("(*((uint2*)((data1_") == (2*quants if lanes == 16 else 0)
   assert src.count("(*((uint4*)((data1_") == 2*(1 + (quants if lanes == 8 else 0))
 
+def k_quant_lane_src(typ:int, lanes:int) -> str:
+  bs, nb, _ = nv.QUANTS[typ]
+  out, v32, x = UOp.placeholder((256,), dtypes.float, 0), UOp.placeholder((2048*nb//4,), dtypes.uint32, 1), UOp.placeholder((8*bs,), dtypes.float, 2)
+  return cuda_matvec(out, v32, x, typ=typ, rows_wg=4, split=1, unroll=1, lanes=lanes).src[2].arg
+
+@pytest.mark.parametrize("typ", [nv.Q4_K, nv.Q5_K])
+@pytest.mark.parametrize("lanes", [16, 8])
+def test_k_quant_lanes_pick_scales_from_words(typ, lanes):
+  # a lane's two scales are two bytes of one word of the block's four scales or its four others, its two mins of another: one select each
+  assert k_quant_lane_src(typ, lanes).count("?") == 2
+
+@pytest.mark.parametrize("typ", [nv.Q4_K, nv.Q5_K])
+@pytest.mark.parametrize("lanes", [16, 8])
+def test_quants_128_comes_off_once_a_scale(typ, lanes):
+  # the 128 in a lane's quants comes off once a scale, from the sum of its columns of x, not once a word
+  assert k_quant_lane_src(typ, lanes).count("-128.0f") == 2
+
 @pytest.mark.parametrize("sms,want", [(132, {(2560, 2048, False): (2, 2, 8), (8192, 2048, True): (2, 2, 8), (2048, 8192, False): (2, 2, 8),
                                              (4096, 4096, False): (1, 2, 8), (14336, 4096, True): (1, 2, 8), (1024, 2048, False): (4, 1, 16)}),
                                       (8, {(2560, 2048, False): (1, 4, 8), (8192, 2048, True): (1, 2, 8), (2048, 8192, False): (1, 4, 8),
