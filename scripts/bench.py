@@ -507,9 +507,8 @@ def main():
   models: list[tuple[str|None, str|None]] = [(None, args.gguf)]
   if args.zoo:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-    from synth_gguf import ZOO, write_llama_gguf
-    (out / "gguf").mkdir(exist_ok=True)
-    models = [(f"{p} {q}", str(f if (f:=out / "gguf" / f"{p}-{q}.gguf").exists() else write_llama_gguf(f, p, q))) for p, q in ZOO]
+    from synth_gguf import ZOO, write_zoo
+    models = [(f"{p} {q}", str(f)) for (p, q), f in zip(ZOO, write_zoo(out / "gguf"))]
   devices = [d for d in args.devices.split(",") if d] or [*GPU_DEVICES, "CPU"]
   builds = [parse_build(b) for b in args.build] or [dict(label="tinygrad", path=None, env={})]
   sms_list = [s for s in args.sms.split(",") if s] or ["all"]

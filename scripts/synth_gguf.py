@@ -7,9 +7,10 @@ shapes and types alone, so this stands in for the downloads on machines that can
 models benchmarks run (scripts/bench.py --zoo).
 
   python scripts/synth_gguf.py --preset llama-3.2-1b --out /tmp/llama-3.2-1b-q6_k.gguf
+  python scripts/synth_gguf.py --zoo --out /tmp/zoo    # every ZOO model as PRESET-QUANT.gguf, in parallel, those there kept
 """
 from __future__ import annotations
-import argparse, math, pathlib
+import argparse, concurrent.futures, math, os, pathlib
 import numpy as np
 import gguf
 
@@ -134,12 +135,24 @@ def write_llama_gguf(path:str|pathlib.Path, preset:str="tiny", quant:str="q6_k",
   w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
   return path
 
+def _write_new(path:pathlib.Path, preset:str, quant:str) -> pathlib.Path:
+  # written beside and renamed: a stopped run leaves no part of a file under the name
+  if not path.exists(): os.replace(write_llama_gguf(path.with_suffix(".tmp"), preset, quant), path)
+  return path
+
+def write_zoo(folder:str|pathlib.Path) -> list[pathlib.Path]:
+  """every model of ZOO in folder as PRESET-QUANT.gguf, those missing written in parallel"""
+  (folder:=pathlib.Path(folder)).mkdir(parents=True, exist_ok=True)
+  with concurrent.futures.ProcessPoolExecutor(len(ZOO)) as ex:
+    return list(ex.map(_write_new, *zip(*[(folder / f"{p}-{q}.gguf", p, q) for p, q in ZOO])))
+
 if __name__ == "__main__":
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   ap.add_argument("--preset", choices=list(PRESETS), default="tiny")
   ap.add_argument("--quant", choices=list(QUANTS), default="q6_k")
   ap.add_argument("--seed", type=int, default=0)
+  ap.add_argument("--zoo", action="store_true", help="every model of ZOO into --out, a folder (--preset, --quant and --seed unused)")
   ap.add_argument("--out", required=True)
   args = ap.parse_args()
-  out = write_llama_gguf(args.out, args.preset, args.quant, args.seed)
-  print(f"wrote {out} ({out.stat().st_size/1e6:.1f} MB, preset {args.preset})")
+  for out in write_zoo(args.out) if args.zoo else [write_llama_gguf(args.out, args.preset, args.quant, args.seed)]:
+    print(f"{out} ({out.stat().st_size/1e6:.1f} MB)")

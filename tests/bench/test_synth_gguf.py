@@ -85,3 +85,11 @@ def test_f16_is_every_matrix_in_half(tmp_path):
   assert {t.tensor_type for t in r.tensors if len(t.shape) == 2} == {gguf.GGMLQuantizationType.F16}
   w = np.concatenate([np.asarray(t.data, np.float32).reshape(-1) for t in r.tensors if len(t.shape) == 2])
   assert 0.9 * WEIGHT_STD < w.std() < 1.1 * WEIGHT_STD
+
+def test_the_zoo_is_written_once_into_a_folder(tmp_path, monkeypatch):
+  import synth_gguf
+  monkeypatch.setattr(synth_gguf, "ZOO", [("tiny", "q6_k"), ("tiny", "q8_0")])
+  (tmp_path / "tiny-q8_0.gguf").write_bytes(b"kept")
+  got = synth_gguf.write_zoo(tmp_path)
+  assert got == [tmp_path / "tiny-q6_k.gguf", tmp_path / "tiny-q8_0.gguf"] and sorted(p.name for p in tmp_path.iterdir()) == [p.name for p in got]
+  assert gguf.GGUFReader(got[0]).tensors and got[1].read_bytes() == b"kept"
