@@ -240,6 +240,16 @@ def test_decode_reads_iq4_xs_blocks(tmp_path, monkeypatch):
   assert [t for t,_ in zip(m.generate([0, 5, 9]), range(3))] == want
   assert all(l.blocks[1] == nv.IQ4_XS for b in m.blk for l in (b.attn_q, b.attn_k, b.attn_v, b.attn_output, b.ffn_gate, b.ffn_up, b.ffn_down))
 
+@pytest.mark.parametrize("sms", [8, 132])
+def test_a_prompts_matmul_reads_four_halves_of_a_row_at_once(sms, monkeypatch):
+  # a tensor-core lane's k 2q, 2q+1, 2q+8, 2q+9 of x's and w's rows are 4q..4q+3 in memory: 8-byte loads, with 0070's tiles (8 SMs) and
+  # with the heuristic's (an H200)
+  monkeypatch.setattr(nv, "sm_count", lambda device: sms)
+  monkeypatch.setattr(nv, "has_tensor_cores", lambda device: True)
+  phs = [UOp.placeholder(s, dt, i) for i, (s, dt) in enumerate([((512, 2048), dtypes.float), ((512, 2048), dtypes.half), ((2048, 2048), dtypes.half)])]
+  src = cuda_program(nv._matmul_kernel(*phs, opts=nv.matmul_tiles(512, 2048, 2048, "CUDA")), "sm_87").src[2].arg
+  assert "__WMMA_8_16_16_half_float" in src and "*((half4*)" in src and "*((half2*)" not in src
+
 @pytest.mark.parametrize("sms,want", [(8, {(512, 2048): 4, (512, 512): 2, (512, 8192): 4, (128, 2048): 2, (64, 1024): None, (32, 2048): None}),
                                       (132, {(512, 2048): None, (512, 8192): None, (512, 14336): 2, (512, 4096): None})])
 def test_a_prompts_matmul_tiles_follow_the_sms(sms, want, monkeypatch):
