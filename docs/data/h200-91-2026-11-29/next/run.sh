@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# for the next device session: p91 (patches/master) against p92 (+ next/0092, a prompt's q, k and v in one matmul), p91 again: 512-token
-# prompts of the 1B Q6_K, Qwen3-1.7B and the 8B, whole GPU and 8 SMs; then 0091's prompt matmul tiles swept (matmul_tiles.py run)
+# for the next device session: p91 (patches/master), p92 (+ next/0092, a prompt's q, k and v in one matmul), p93 (+ next/0093, a prompt's
+# softmax rows in one pass a warp), p91 again: 512-token prompts of the 1B Q6_K, Qwen3-1.7B and the 8B, whole GPU and 8 SMs
 set -u; W=/tmp/devbench; S=$PWD/.devrun/src; log() { echo "[next $(date -u +%T) +${SECONDS}s] $*"; }
 PREP_ONLY=1 scripts/device_bench.sh run $S $OUT/prep --zoo --build p91=master 2>&1 | grep -v WARNING | tail -1
-mkdir -p $S/patches-92 && cp $S/patches-master/* $S/patches-92/ && cp docs/data/h200-91-2026-11-29/next/0092-*.patch $S/patches-92/ \
-  && (cd $S/patches-92 && ls 0092-*.patch >> series)
-python3 $S/scripts/series.py apply --base master --tree $W/trees/p92 --patches $S/patches-92 --cache $S 2>&1 | tail -1
+for n in 92 93; do
+  mkdir -p $S/patches-$n && cp $S/patches-master/* $S/patches-$n/ && cp docs/data/h200-91-2026-11-29/next/009[2-$n]-llm-*.patch $S/patches-$n/ \
+    && (cd $S/patches-$n && ls 009[2-$n]-llm-*.patch >> series)
+  python3 $S/scripts/series.py apply --base master --tree $W/trees/p$n --patches $S/patches-$n --cache $S 2>&1 | tail -1
+done
 PYTHONPATH=$W/site python3 $S/scripts/synth_gguf.py --zoo --out $W/bench/gguf > /dev/null 2>&1; log prep
-B="--build p91=$W/trees/master --build p92=$W/trees/p92 --build p91b=$W/trees/master"
+B="--build p91=$W/trees/master --build p92=$W/trees/p92 --build p93=$W/trees/p93 --build p91b=$W/trees/master"
 for m in llama-3.2-1b-q6_k qwen3-1.7b-q4_k_m llama-3.1-8b-q4_k_m; do
-  PYTHONPATH=$W/site timeout 200 python3 $S/scripts/bench.py --devices CUDA --only llm --gguf $W/bench/gguf/$m.gguf --sms all,8 --warmup 2 \
-    --tokens 8 --prefill 512 $B --out $W/pp-$m 2>&1 | grep "|" | tail -5
+  PYTHONPATH=$W/site timeout 280 python3 $S/scripts/bench.py --devices CUDA --only llm --gguf $W/bench/gguf/$m.gguf --sms all,8 --warmup 2 \
+    --tokens 8 --prefill 512 $B --out $W/pp-$m 2>&1 | grep "|" | tail -6
   cp $W/pp-$m/bench.json $OUT/pp-$m.json; log $m
 done
