@@ -1,6 +1,6 @@
 # PTXRenderer must emit PTX that ptxas accepts for float64 exp2/log2/sin/sqrt/reciprocal (there are no .approx f64 forms of these), and
-# leave float32/float16 kernels byte for byte as they were. Assembled for sm_87 by nvJitLink as DEV=NV:PTX does (NVPTXCompiler), with the
-# nvJitLink of the environment (NVJITLINK_PATH, a system install): no GPU needed.
+# leave float32/float16 kernels byte for byte as they were (the tensor-core matmul's loads aside). Assembled for sm_87 by nvJitLink as
+# DEV=NV:PTX does (NVPTXCompiler), with the nvJitLink of the environment (NVJITLINK_PATH, a system install): no GPU needed.
 import hashlib
 import pytest
 from tinygrad import Tensor, dtypes
@@ -23,8 +23,7 @@ F64_OPS = ["exp2", "log2", "sin", "sqrt", "reciprocal", "exp", "cos"]
 def test_float64_ptx_assembles(op):
   assert ".f64" in render_ptx(unary(op, dtypes.float64))   # a CompileError carries nvJitLink's log
 
-# sha256 of the PTX that pristine a9069c17 renders for these kernels, but the half matmul's: 0091 reads its tensor-core operands 8 bytes
-# a lane and row
+# sha256 of the PTX that pristine a9069c17 renders for these kernels, but the half matmul's: its tensor-core lanes load 8 bytes a row
 GOLDEN = {
   "exp2_float": "f1a5e882b314c294d15cf0026cfc76c001f7fc391fcd6776bf9e2a3d30982a95",
   "exp2_half": "190cfd866d1f577d921ef059906614dc6738dd853ac50ce23daabcfea4d2c3f1",

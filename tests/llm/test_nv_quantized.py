@@ -242,11 +242,11 @@ def test_decode_reads_iq4_xs_blocks(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("sms", [8, 132])
 def test_a_prompts_matmul_reads_four_halves_of_a_row_at_once(sms, monkeypatch):
-  # a tensor-core lane's k 2q, 2q+1, 2q+8, 2q+9 of x's and w's rows are 4q..4q+3 in memory: 8-byte loads, with 0070's tiles (8 SMs) and
-  # with the heuristic's (an H200)
+  # a tensor-core lane reads k 2q, 2q+1, 2q+8, 2q+9 of a row from 4q..4q+3, one 8-byte load: SM-count tiles and the heuristic's
   monkeypatch.setattr(nv, "sm_count", lambda device: sms)
   monkeypatch.setattr(nv, "has_tensor_cores", lambda device: True)
-  phs = [UOp.placeholder(s, dt, i) for i, (s, dt) in enumerate([((512, 2048), dtypes.float), ((512, 2048), dtypes.half), ((2048, 2048), dtypes.half)])]
+  phs = [UOp.placeholder(s, dt, i) for i, (s, dt) in enumerate([((512, 2048), dtypes.float), ((512, 2048), dtypes.half),
+                                                                  ((2048, 2048), dtypes.half)])]
   src = cuda_program(nv._matmul_kernel(*phs, opts=nv.matmul_tiles(512, 2048, 2048, "CUDA")), "sm_87").src[2].arg
   assert "__WMMA_8_16_16_half_float" in src and "*((half4*)" in src and "*((half2*)" not in src
 

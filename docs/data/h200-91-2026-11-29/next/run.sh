@@ -3,10 +3,10 @@
 # softmax rows in one pass a warp), p91 again: 512-token prompts of the 1B Q6_K, Qwen3-1.7B and the 8B, whole GPU and 8 SMs
 set -u; W=/tmp/devbench; S=$PWD/.devrun/src; log() { echo "[next $(date -u +%T) +${SECONDS}s] $*"; }
 PREP_ONLY=1 scripts/device_bench.sh run $S $OUT/prep --zoo --build p91=master 2>&1 | grep -v WARNING | tail -1
-for n in 92 93; do
-  mkdir -p $S/patches-$n && cp $S/patches-master/* $S/patches-$n/ && cp docs/data/h200-91-2026-11-29/next/009[2-$n]-llm-*.patch $S/patches-$n/ \
-    && (cd $S/patches-$n && ls 009[2-$n]-llm-*.patch >> series)
-  python3 $S/scripts/series.py apply --base master --tree $W/trees/p$n --patches $S/patches-$n --cache $S 2>&1 | tail -1
+for n in 2 3; do
+  mkdir -p $S/patches-9$n && cp $S/patches-master/* $S/patches-9$n/ && cp docs/data/h200-91-2026-11-29/next/009[2-$n]-llm-*.patch \
+    $S/patches-9$n/ && (cd $S/patches-9$n && ls 009[2-$n]-llm-*.patch >> series)
+  python3 $S/scripts/series.py apply --base master --tree $W/trees/p9$n --patches $S/patches-9$n --cache $S 2>&1 | tail -1
 done
 PYTHONPATH=$W/site python3 $S/scripts/synth_gguf.py --zoo --out $W/bench/gguf > /dev/null 2>&1; log prep
 B="--build p91=$W/trees/master --build p92=$W/trees/p92 --build p93=$W/trees/p93 --build p91b=$W/trees/master"
