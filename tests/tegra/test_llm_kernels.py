@@ -290,3 +290,22 @@ def test_smollm2_decodes_paris_through_the_kernels(dev):
   toks = [t for t, _ in zip(m.generate([504, 3575, 282, 4649, 314]), range(2))]   # "The capital of France is"
   assert toks == [7042, 30]   # " Paris" "."
   assert all(b.attn_q.blocks[1] == b.ffn_down.blocks[1] == nv.Q4_1 for b in m.blk) and m.output.blocks[1] == nv.Q8_0
+
+@pytest.mark.parametrize("typ", [nv.Q4_K, nv.Q8_0])
+def test_a_prompts_q_k_and_v_take_one_matmul(dev, tmp_path, typ):
+  # their blocks dequantized into one float16 buffer, each weight's rows in its place (q's and k's in RoPE's order): one matmul
+  from tinygrad.llm.model import Transformer
+  m, _ = Transformer.from_gguf(tiny_llama(tmp_path / "t.gguf", typ), max_context=64)
+  b, x = m.blk[0], Tensor(np.random.default_rng(typ).standard_normal((1, 64, 256)).astype(np.float32), device="NV")
+  for y, l in zip(nv.linears(x, b.attn_q, b.attn_k, b.attn_v), (b.attn_q, b.attn_k, b.attn_v)):
+    np.testing.assert_allclose(y.numpy(), l(x).numpy(), rtol=1e-3, atol=1e-3)
+  kernels = [c.src[0] for c in Tensor.schedule_linear(*nv.linears(x, b.attn_q, b.attn_k, b.attn_v)).src if c.src[0].op is Ops.SINK]
+  assert sum(any(u.op is Ops.REDUCE for u in k.toposort()) for k in kernels) == 1
+
+def test_a_prompts_softmax_takes_one_pass_a_row(dev):
+  # the rows' max and sum of exps in one kernel (a warp a row, no reduce of tinygrad's), a causal mask's -inf at a lane's first values too
+  x = (np.random.default_rng(7).standard_normal((1, 2, 64, 256)) + np.triu(np.full((64, 256), -np.inf), 1)).astype(np.float32)
+  e = np.exp(x - x.max(-1, keepdims=True))
+  np.testing.assert_allclose(nv.softmax(Tensor(x, device="NV")).numpy(), e / e.sum(-1, keepdims=True), atol=1e-6)
+  kernels = [c.src[0] for c in nv.softmax(Tensor(x, device="NV")).schedule_linear().src if c.src[0].op is Ops.SINK]
+  assert not any(u.op is Ops.REDUCE for k in kernels for u in k.toposort()) and any(k.arg.name == "softmax_stats_256" for k in kernels)
