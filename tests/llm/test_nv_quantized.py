@@ -241,14 +241,15 @@ def test_decode_reads_iq4_xs_blocks(tmp_path, monkeypatch):
   assert all(l.blocks[1] == nv.IQ4_XS for b in m.blk for l in (b.attn_q, b.attn_k, b.attn_v, b.attn_output, b.ffn_gate, b.ffn_up, b.ffn_down))
 
 @pytest.mark.parametrize("sms", [8, 132])
-def test_a_prompts_matmul_reads_four_halves_of_a_row_at_once(sms, monkeypatch):
-  # a tensor-core lane reads k 2q, 2q+1, 2q+8, 2q+9 of a row from 4q..4q+3, one 8-byte load: SM-count tiles and the heuristic's
+def test_a_prompts_matmul_reads_eight_halves_of_a_row_at_once(sms, monkeypatch):
+  # a WMMA of two k16 mmas: a tensor-core lane's 8 slots of a row in both are k 8q..8q+7, one 16-byte load: SM-count tiles and the heuristic's
   monkeypatch.setattr(nv, "sm_count", lambda device: sms)
   monkeypatch.setattr(nv, "has_tensor_cores", lambda device: True)
   phs = [UOp.placeholder(s, dt, i) for i, (s, dt) in enumerate([((512, 2048), dtypes.float), ((512, 2048), dtypes.half),
                                                                   ((2048, 2048), dtypes.half)])]
   src = cuda_program(nv._matmul_kernel(*phs, opts=nv.matmul_tiles(512, 2048, 2048, "CUDA")), "sm_87").src[2].arg
-  assert "__WMMA_8_16_16_half_float" in src and "*((half4*)" in src and "*((half2*)" not in src
+  assert "__WMMA_8_16_32_half_float" in src and src.count("mma.sync.aligned.m16n8k16") == 2
+  assert "*((half8*)" in src and "*((half4*)" not in src and "*((half2*)" not in src
 
 @pytest.mark.parametrize("sms,want", [(8, {(512, 2048): 4, (512, 512): 2, (512, 8192): 4, (128, 2048): 2, (64, 1024): None, (32, 2048): None}),
                                       (132, {(512, 2048): None, (512, 8192): None, (512, 14336): 2, (512, 4096): None})])
@@ -261,3 +262,13 @@ def test_a_prompts_matmul_tiles_follow_the_sms(sms, want, monkeypatch):
   assert got == want
   monkeypatch.setattr(nv, "has_tensor_cores", lambda device: False)
   assert nv.matmul_tiles(512, 2048, 2048, "CUDA") is None
+
+@pytest.mark.parametrize("sms,want", [(132, {(2048, 8192): 8, (2048, 2048): 8, (4096, 4096): 4, (4096, 14336): 4, (3072, 2048): None,
+                                             (8192, 2048): None, (6144, 4096): None}),
+                                      (8, {(2048, 8192): 1, (2048, 2048): 1, (4096, 14336): 1, (3072, 2048): 1})])
+def test_a_prompts_long_sums_split_where_the_tiles_leave_sms_idle(sms, want, monkeypatch):
+  # (N, K) of a 512-token prompt: a whole H200 splits the down and o matmuls' K (K >= N) until their tiles fill it, keeps the heuristic's
+  # for q/k/v and gate/up; 8 SMs are filled by the tiles of one run
+  monkeypatch.setattr(nv, "sm_count", lambda device: sms)
+  monkeypatch.setattr(nv, "has_tensor_cores", lambda device: True)
+  assert {nk: None if (r:=nv.matmul_splits(512, *nk, "CUDA")) is None else r[0] for nk in want} == want

@@ -161,10 +161,11 @@ def test_a_first_prompts_attention_takes_the_tensor_cores(dev, heads, kv_heads, 
   sp = UOp.variable("start_pos", 0, 64).bind(3)
   assert tc_attention(Tensor(q, device="NV"), Tensor(k, device="NV")[:, :, :sp+T-3], Tensor(v, device="NV")[:, :, :sp+T-3], None) is None
 
-@pytest.mark.parametrize("T,N,K,wg", [(128, 256, 32, 2), (256, 256, 32, 4), (64, 512, 32, 2), (64, 256, 32, None), (64, 96, 32, None)])
-def test_a_prompts_matmul_tiles_follow_the_shape_and_the_sms(dev, monkeypatch, T, N, K, wg):
-  # one SM: a warp's 64 tokens by 64 rows where 4 workgroups of wg warps are left it (64 tokens too, their range then 1 wide), the
-  # heuristic's tiles where not
+@pytest.mark.parametrize("T,N,K,wg,s", [(128, 256, 32, 2, 1), (256, 256, 32, 4, 1), (64, 512, 32, 2, 1), (64, 256, 32, None, 1),
+                                        (64, 96, 32, None, 1), (64, 128, 512, 2, 4), (64, 128, 96, None, 1)])
+def test_a_prompts_matmul_tiles_follow_the_shape_and_the_sms(dev, monkeypatch, T, N, K, wg, s):
+  # one SM: a warp's 64 tokens by 64 rows where 4 workgroups of wg warps are left it (64 tokens too, their range then 1 wide); where
+  # they are not and K >= N, K's sums in the fewest runs s whose tiles leave it 4; the heuristic's tiles where neither
   from tinygrad import Device
   from tinygrad.codegen import to_program
   monkeypatch.setattr(nv, "sm_count", lambda d: 1)
@@ -172,7 +173,7 @@ def test_a_prompts_matmul_tiles_follow_the_shape_and_the_sms(dev, monkeypatch, T
   x, w = rng.standard_normal((1, T, K)).astype(np.float16), rng.standard_normal((N, K)).astype(np.float16)
   def y(): return nv.prompt_matmul(Tensor(x, device="NV"), Tensor(w, device="NV"))
   progs = [to_program(c.src[0], Device["NV"].renderer).arg for c in y().schedule_linear().src if c.src[0].op is Ops.SINK]
-  assert [(p.local_size, int(np.prod(p.global_size))) for p in progs if p.name.startswith("matmul")] == ([((32, wg, 1), T*N//(64*64*wg))] if wg else [])
+  assert [(p.local_size, int(np.prod(p.global_size))) for p in progs if p.name.startswith("matmul")] == ([((32, wg, 1), s*T*N//(64*64*wg))] if wg else [])
   np.testing.assert_allclose(y().numpy(), x.astype(np.float32) @ w.astype(np.float32).T, rtol=1e-4, atol=1e-4)
 
 def test_a_decode_steps_kernels_are_built_once_a_shape(dev, tmp_path, monkeypatch):
