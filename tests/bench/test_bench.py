@@ -60,6 +60,10 @@ def test_first_token_counts_what_it_compiled(tmp_path):
   assert cold["rows"][0]["first_token_compiled"] > 10 and warm["rows"][0]["first_token_compiled"] == 0
   cold.update(build="b", sms_label="full GPU")
   assert f"| {cold['rows'][0]['first_token_s']:.1f} ({cold['rows'][0]['first_token_compiled']} compiled) |" in bench.proxy_table([cold])
+  # a warm column's first token is the table's, named where it is not the first column's
+  warm.update(build="b", sms_label="8 SMs")
+  assert f"| {warm['rows'][0]['first_token_s']:.1f} (8 SMs) |" in bench.proxy_table([cold, warm])
+  assert f"| {warm['rows'][0]['first_token_s']:.1f} |" in bench.proxy_table([{**warm, "sms_label": "full GPU"}, {**cold, "sms_label": "8 SMs"}])
 
 def test_prefill_runs_a_prompt_as_generate_does():
   # a user's prompt is generate's (master: chunks of 32 through the prefill JIT) up to its first token, each run from empty caches
