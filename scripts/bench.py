@@ -390,10 +390,10 @@ def proxy_table(results:list[dict]) -> str:
   if models: head = ["build"] + head[:len(kinds) * len(cols)] + ["weights GB/s"] + head[len(kinds) * len(cols):]
   lines = [f"| {'model' if models else 'build'} | " + " | ".join(head) + " |", "| --- |" + (" --- |" if models else "") + " ---: |" * (len(head) - models)]
   for key in keys:
-    first = next((row(key, c, "tg") for c in cols if row(key, c, "tg")), None) or {}
+    tg = [(c, r) for c in cols if (r:=row(key, c, "tg"))]
+    first = tg[0][1] if tg else {}
     load, gbs = (f"{first[k]:.1f}" if k in first else "" for k in ("load_s", "weight_GB_s"))
     # the first token from the column whose compile cache was warmest (the 1.5 s is with a warm one), named where not the first
-    tg = [(c, r) for c in cols if (r:=row(key, c, "tg"))]
     fc, ft = min(tg, key=lambda cr: cr[1].get("first_token_compiled") or 0, default=(None, {}))
     fts = f"{ft['first_token_s']:.1f}" if "first_token_s" in ft else ""
     if ft.get("first_token_compiled"): fts += f" ({ft['first_token_compiled']} compiled)"
