@@ -59,8 +59,9 @@ if __name__ == "__main__":
   args = ap.parse_args()
   if args.cmd == "run": sys.exit(run(args.gguf, prompt=args.prompt))
   out = [summary(p) for p in args.csv]
+  # before the printout: a reader that stops early (| head) ends this process at a print
+  if args.json: pathlib.Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
   for o in out:
     print(f"{o['file']}: {o['kernels']} kernels, {o['us']} us")
     for n, r in o["by_kernel"].items():
       print(f"  {n:40s} {r['launches']:4d} x {r['us'] / r['launches']:8.2f} us = {r['us']:8.1f} us  grid {r['grid']} block {r['block']} regs {r['regs']}")
-  if args.json: pathlib.Path(args.json).write_text(json.dumps(out, indent=1) + "\n")

@@ -1,5 +1,5 @@
 # scripts/ncu_step.py summary: ncu's CSV (a row a metric of a kernel launch) as time a kernel name, its launches summed, slowest first.
-import os, subprocess, sys, pathlib, pytest
+import json, os, subprocess, sys, pathlib, pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
 from ncu_step import summary
 
@@ -40,3 +40,11 @@ def test_summary_without_launch_metrics_takes_ncus_launch_columns(tmp_path):
                  "ns", "6,690"]]
   (p := tmp_path / "step.csv").write_text("\n".join(",".join(f'"{c}"' for c in r) for r in lines) + "\n")
   assert summary(str(p))["by_kernel"]["attention_32_8_64"] == dict(launches=1, us=6.69, grid="(4, 8, 1)", block="(8, 2, 16)", regs="-")
+
+def test_summary_writes_its_json_when_its_reader_stops_early(tmp_path):
+  # `summary ... --json F | head` on the device: the printout outgrows the pipe after head has gone, the JSON is still written
+  lines = [HDR, *[r for i in range(5000) for r in rows(i, f"kernel_{i}", "1,000", "1")]]
+  (p := tmp_path / "step.csv").write_text("\n".join(",".join(f'"{c}"' for c in r) for r in lines) + "\n")
+  script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "ncu_step.py"
+  subprocess.run(f"{sys.executable} {script} summary {p} --json {tmp_path / 's.json'} | head -2", shell=True, timeout=120)
+  assert len(json.loads((tmp_path / "s.json").read_text())[0]["by_kernel"]) == 5000
