@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse, concurrent.futures, math, os, pathlib
 import numpy as np
 import gguf
+from quantize_gguf import use_more_bits
 
 # dims of the published models' config.json; "tiny" keeps every row a whole number of 256-value blocks. Qwen3 has heads of 128 (not
 # dim / heads), q and k normed (qk_norm) and no rope_freqs; the 8B has its own output.weight, the others tie it to token_embd
@@ -108,6 +109,12 @@ def tensor_shapes(p:dict) -> dict[str, tuple[int, ...]]:
   # LLaMA 3.2 and Qwen3 1.7B tie the output projection to token_embd
   return shapes | {"output_norm.weight": (p["dim"],)} | ({} if p.get("tied", True) else {"output.weight": (vocab, p["dim"])})
 
+def q6_k_in_q4_k_m(name:str, p:dict) -> bool:
+  """a Q4_K_M keeps these Q6_K (llama.cpp's llama-quant.cpp): the output (the token embedding where it is tied), and attn_v and ffn_down
+  in the first and last eighth of the blocks and every third between"""
+  if name == "output.weight" or name == "token_embd.weight": return name == "output.weight" or p.get("tied", True)
+  return any(k in name for k in ("attn_v", "ffn_down")) and use_more_bits(int(name.split(".")[1]), p["n_layers"])
+
 def write_llama_gguf(path:str|pathlib.Path, preset:str="tiny", quant:str="q6_k", seed:int=0) -> pathlib.Path:
   p, rng, path = PRESETS[preset], np.random.default_rng(seed), pathlib.Path(path)
   hd, vocab, arch = head_dim(p), p["n_normal"] + p["n_special"], p.get("arch", "llama")
@@ -128,8 +135,7 @@ def write_llama_gguf(path:str|pathlib.Path, preset:str="tiny", quant:str="q6_k",
     elif len(shape) == 1: w.add_tensor(name, np.ones(shape, np.float32))
     elif quant == "f16": w.add_tensor(name, (rng.standard_normal(shape, np.float32) * WEIGHT_STD).astype(np.float16))
     elif quant == "q8_0": w.add_tensor(name, random_q8_0(rng, *shape), raw_dtype=gguf.GGMLQuantizationType.Q8_0)
-    # q4_k_m as llama.cpp's quantize makes it for a 1B: attn_v, ffn_down, the token embedding and the output stay Q6_K
-    elif quant == "q4_k_m" and not any(k in name for k in ("attn_v", "ffn_down", "token_embd")) and name != "output.weight":
+    elif quant == "q4_k_m" and not q6_k_in_q4_k_m(name, p):
       w.add_tensor(name, random_q4_k(rng, *shape), raw_dtype=gguf.GGMLQuantizationType.Q4_K)
     else: w.add_tensor(name, random_q6_k(rng, *shape), raw_dtype=gguf.GGMLQuantizationType.Q6_K)
   w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
