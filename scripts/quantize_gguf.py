@@ -5,7 +5,7 @@ Only 2-D weights whose rows are whole 256-value blocks can be K-quants; every ot
 original types where llama.cpp would fall back too (its rows of 576 in SmolLM2-135M). The K-quant blocks are ggml-common.h's block_q4_K and
 block_q6_K, with simple per-block scales (not llama.cpp's error-minimising search): tests/decode/test_smollm2.py checks them against
 gguf-py's dequantizer. Q4_K_M does as llama.cpp's (llama-quant.cpp llama_tensor_get_type, use_more_bits): Q4_K, but Q6_K for the
-ffn_down of the first and last eighth of the layers and of every third layer between.
+attn_v and ffn_down of the first and last eighth of the layers and of every third layer between.
 
   python scripts/quantize_gguf.py build/dl/SmolLM2-135M-Instruct.Q4_1.gguf /tmp/smollm2-q4_k_m.gguf --type Q4_K_M
 """
@@ -52,7 +52,7 @@ def use_more_bits(layer:int, n_layers:int) -> bool: return layer < n_layers // 8
 
 def tensor_type(name:str, ftype:str, n_layers:int) -> T:
   if ftype != "Q4_K_M": return T[ftype]
-  return T.Q6_K if name.endswith("ffn_down.weight") and use_more_bits(int(name.split(".")[1]), n_layers) else T.Q4_K
+  return T.Q6_K if name.endswith(("attn_v.weight", "ffn_down.weight")) and use_more_bits(int(name.split(".")[1]), n_layers) else T.Q4_K
 
 def requantize(src:pathlib.Path, dst:pathlib.Path, ftype:str) -> pathlib.Path:
   reader = gguf.GGUFReader(src)

@@ -10,7 +10,7 @@ from tinygrad import Tensor
 from tinygrad.apps.llm import Transformer, SimpleTokenizer, QuantLinear
 from tinygrad.nn.state import ggml_data_to_tensor
 from smollm2 import smollm2_gguf, PROMPT, CONTINUATION   # scripts/, on the path from conftest.py
-from quantize_gguf import QUANTIZERS, requantize
+from quantize_gguf import QUANTIZERS, requantize, tensor_type
 from llama_reference import LlamaReference
 from decode_helpers import logits
 
@@ -63,3 +63,10 @@ def test_quantized_kernels_on_real_weights(gguf_path, tmp_path):
   path = requantize(gguf_path, tmp_path / "smollm2-q4_k_m.gguf", "Q4_K_M")
   model = decode_like(path, LlamaReference(path), 8, quantized=True)
   assert all(isinstance(b.ffn_down, QuantLinear) for b in model.blk) and {b.ffn_down.ggml_type for b in model.blk} == {T.Q4_K, T.Q6_K}
+
+def test_q4_k_m_keeps_attn_v_and_ffn_down_q6_k_where_llama_cpp_does():
+  # use_more_bits of 30 layers (SmolLM2's): the first 3, the last 4 (from 7 * 30 // 8 = 26) and every third from layer 5
+  want = {0, 1, 2, 5, 8, 11, 14, 17, 20, 23, 26, 27, 28, 29}
+  for w in ("attn_v", "ffn_down"):
+    assert {i for i in range(30) if tensor_type(f"blk.{i}.{w}.weight", "Q4_K_M", 30) == T.Q6_K} == want
+  assert tensor_type("blk.0.attn_q.weight", "Q4_K_M", 30) == T.Q4_K and tensor_type("blk.0.attn_v.weight", "Q6_K", 30) == T.Q6_K
