@@ -4,8 +4,9 @@
 Only 2-D weights whose rows are whole 256-value blocks can be K-quants; every other tensor is copied as it is, so a small model keeps its
 original types where llama.cpp would fall back too (its rows of 576 in SmolLM2-135M). The K-quant blocks are ggml-common.h's block_q4_K and
 block_q6_K, with simple per-block scales (not llama.cpp's error-minimising search): tests/decode/test_smollm2.py checks them against
-gguf-py's dequantizer. Q4_K_M does as llama.cpp's (llama-quant.cpp llama_tensor_get_type, use_more_bits): Q4_K, but Q6_K for the
-attn_v and ffn_down of the first and last eighth of the layers and of every third layer between.
+gguf-py's dequantizer. Q4_K_M's blocks do as llama.cpp's (llama-quant.cpp llama_tensor_get_type, use_more_bits): Q4_K, but Q6_K for
+the attn_v and ffn_down of the first and last eighth of the layers and of every third layer between; an output.weight of whole
+blocks becomes Q4_K here, Q6_K there.
 
   python scripts/quantize_gguf.py build/dl/SmolLM2-135M-Instruct.Q4_1.gguf /tmp/smollm2-q4_k_m.gguf --type Q4_K_M
 """

@@ -4,7 +4,7 @@ from tinygrad import Tensor, nn
 from tinygrad.apps.llm import SimpleTokenizer, Transformer
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
-from synth_gguf import write_llama_gguf, tensor_shapes, PRESETS, WEIGHT_STD  # noqa: E402
+from synth_gguf import write_llama_gguf, tensor_shapes, q6_k_in_q4_k_m, PRESETS, WEIGHT_STD  # noqa: E402
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> pathlib.Path: return write_llama_gguf(tmp_path_factory.mktemp("gguf") / "tiny.gguf", "tiny", seed=1)
@@ -36,6 +36,9 @@ def test_q4_k_m_is_q4_k_but_where_llama_cpps_quantize_keeps_q6_k(tmp_path):
   types = {t.name: t.tensor_type for t in reader.tensors if len(t.shape) == 2}
   assert {n for n, t in types.items() if t == gguf.GGMLQuantizationType.Q6_K} == {"token_embd.weight", "blk.1.attn_v.weight", "blk.1.ffn_down.weight"}
   assert {t for n, t in types.items() if "attn_q" in n} == {gguf.GGMLQuantizationType.Q4_K}
+  # an untied model's token embedding is no output: Q4_K
+  p8 = PRESETS["llama-3.1-8b"]
+  assert q6_k_in_q4_k_m("output.weight", p8) and not q6_k_in_q4_k_m("token_embd.weight", p8)
   _, sd = nn.state.gguf_load(Tensor(path).to("CPU"))
   for t in reader.tensors:
     if t.tensor_type == gguf.GGMLQuantizationType.Q4_K:

@@ -38,7 +38,7 @@ def test_logits_match_the_unfused_projections(tiny_gguf, models, quantized, monk
 
 def test_projections_stored_differently_stay_apart():
   blk = TransformerBlock(256, 512, 4, 2, 1e-5, 64, 10000.0, max_context=32)
-  blk.attn_q, blk.attn_k, blk.attn_v = QuantLinear(256, 256, 12), QuantLinear(256, 128, 12), QuantLinear(256, 128, 14)  # Q4_K_M's v is Q6_K
+  blk.attn_q, blk.attn_k, blk.attn_v = QuantLinear(256, 256, 12), QuantLinear(256, 128, 12), QuantLinear(256, 128, 14)  # a Q4_K_M's v in use_more_bits' blocks is Q6_K
   blk.ffn_gate, blk.ffn_up = QuantLinear(256, 512, 12), QuantLinear(256, 512, 14)
   blk.fuse_projections()
   assert not hasattr(blk, "attn_qkv") and not hasattr(blk, "ffn_gate_up")
