@@ -252,10 +252,11 @@ def test_a_prompts_matmul_reads_eight_halves_of_a_row_at_once(sms, monkeypatch):
   assert "*((half8*)" in src and "*((half4*)" not in src and "*((half2*)" not in src
 
 @pytest.mark.parametrize("sms,want", [(8, {(512, 2048): 4, (512, 512): 2, (512, 8192): 4, (128, 2048): 2, (64, 1024): None, (32, 2048): None}),
-                                      (132, {(512, 2048): None, (512, 8192): None, (512, 14336): 2, (512, 4096): None})])
+                                      (132, {(512, 2048): None, (512, 4096): None, (512, 6144): None, (512, 8192): 2, (512, 14336): 2})])
 def test_a_prompts_matmul_tiles_follow_the_sms(sms, want, monkeypatch):
-  # a warp's 64 tokens by 64 rows in workgroups of 4 or 2 warps where every SM keeps 4 workgroups: a whole H200 keeps the heuristic's
-  # tiles for a 1B's 512-token prompt and takes them for an 8B's 14336-row gate and up, 8 SMs take them for both
+  # a warp's 64 tokens by 64 rows in workgroups of 4 or 2 warps where every SM keeps 4 workgroups, or of 2 where their waves (4 an SM)
+  # take no longer than the heuristic's (3): a whole H200 takes them for an 8B's 14336-row gate and a 1B's 8192 (512 workgroups, one
+  # wave of ours, two of the heuristic's), not for Qwen3's 6144 (384, one wave of the heuristic's); 8 SMs take them for all
   monkeypatch.setattr(nv, "sm_count", lambda device: sms)
   monkeypatch.setattr(nv, "has_tensor_cores", lambda device: True)
   got = {(T, N): None if (o:=nv.matmul_tiles(T, N, 2048, "CUDA")) is None else next(x.arg for x in o if x.op.name == "LOCAL") for T, N in want}
@@ -263,12 +264,12 @@ def test_a_prompts_matmul_tiles_follow_the_sms(sms, want, monkeypatch):
   monkeypatch.setattr(nv, "has_tensor_cores", lambda device: False)
   assert nv.matmul_tiles(512, 2048, 2048, "CUDA") is None
 
-@pytest.mark.parametrize("sms,want", [(132, {(2048, 8192): 8, (2048, 2048): 8, (4096, 4096): 4, (4096, 14336): 4, (3072, 2048): None,
-                                             (8192, 2048): None, (6144, 4096): None}),
+@pytest.mark.parametrize("sms,want", [(132, {(2048, 8192): 4, (2048, 2048): 4, (2048, 6144): 4, (4096, 4096): 2, (4096, 14336): 2,
+                                             (3072, 2048): None, (8192, 2048): 1, (6144, 4096): None}),
                                       (8, {(2048, 8192): 1, (2048, 2048): 1, (4096, 14336): 1, (3072, 2048): 1})])
 def test_a_prompts_long_sums_split_where_the_tiles_leave_sms_idle(sms, want, monkeypatch):
-  # (N, K) of a 512-token prompt: a whole H200 splits the down and o matmuls' K (K >= N) until their tiles fill it, keeps the heuristic's
-  # for q/k/v and gate/up; 8 SMs are filled by the tiles of one run
+  # (N, K) of a 512-token prompt: a whole H200 splits the down and o matmuls' K (K >= N) into the fewest runs matmul_tiles gives tiles,
+  # keeps the heuristic's for q/k/v, tiles a 1B's gate and up in one run; 8 SMs take the tiles of one run
   monkeypatch.setattr(nv, "sm_count", lambda device: sms)
   monkeypatch.setattr(nv, "has_tensor_cores", lambda device: True)
   assert {nk: None if (r:=nv.matmul_splits(512, *nk, "CUDA")) is None else r[0] for nk in want} == want
