@@ -40,6 +40,11 @@ def test_a_bodys_schedule_is_kept_for_the_next_process(tmp_path):
   # other flags, other schedules; no disk cache, none kept
   assert run(tmp_path, SPLIT_REDUCEOP="0")["scheduled"] == run(tmp_path, CACHELEVEL="0")["scheduled"] == cold["scheduled"]
 
+def test_a_new_shell_finds_the_schedule(tmp_path):
+  # a login's own variables (its SSH connection, its working directory) are no flag: the next session's first token is warm
+  cold = run(tmp_path)
+  assert run(tmp_path, SSH_CLIENT="10.0.0.2 52114 22", OLDPWD="/home/orin/src")["scheduled"] == 0 and cold["scheduled"] >= 2
+
 def test_a_schedule_with_fresh_buffers_is_kept_for_the_next_process(tmp_path):
   cold, warm = run(tmp_path, FRESH), run(tmp_path, FRESH)
   assert cold["scheduled"] >= 3 and warm["scheduled"] == 0 and warm["out"] == cold["out"] == [16.0, 16.0]
