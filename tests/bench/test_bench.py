@@ -65,6 +65,16 @@ def test_first_token_counts_what_it_compiled(tmp_path):
   assert f"| {warm['rows'][0]['first_token_s']:.1f} (8 SMs) |" in bench.proxy_table([cold, warm])
   assert f"| {warm['rows'][0]['first_token_s']:.1f} |" in bench.proxy_table([{**warm, "sms_label": "full GPU"}, {**cold, "sms_label": "8 SMs"}])
 
+def test_first_token_again_in_a_new_process(tmp_path):
+  # --first-token-again times a second process's first token, the caches the run filled warm: the table's first token
+  env = {**os.environ, "PYTHONPATH": str(SCRIPTS.parent / "build" / "master" / "tinygrad"), "CACHEDB": str(tmp_path / "cache.db")}
+  subprocess.run([sys.executable, str(SCRIPTS / "bench.py"), "--out", str(tmp_path), "--devices", "CPU", "--only", "llm", "--warmup", "1",
+                  "--tokens", "2", "--max-context", "64", "--first-token-again", "--build", f"b={env['PYTHONPATH']}"], check=True, timeout=600, env=env)
+  res = json.loads((tmp_path / "bench.json").read_text())["results"]
+  (row,) = [r for r in res[0]["rows"] if r["name"].startswith("decode")]
+  assert row["first_token_compiled"] > 10 and row["first_token_again_compiled"] == 0
+  assert f"| {row['first_token_again_s']:.1f} |" in bench.proxy_table([{**res[0], "sms_label": "full GPU"}])
+
 def test_prefill_runs_a_prompt_as_generate_does():
   # a user's prompt is generate's (master: chunks of 32 through the prefill JIT) up to its first token, each run from empty caches
   # (a cached prefix would be reused), not one model() call of the whole prompt
