@@ -115,6 +115,15 @@ def q6_k_in_q4_k_m(name:str, p:dict) -> bool:
   if name == "output.weight" or name == "token_embd.weight": return name == "output.weight" or p.get("tied", True)
   return any(k in name for k in ("attn_v", "ffn_down")) and use_more_bits(int(name.split(".")[1]), p["n_layers"])
 
+def tensor_types(p:dict, quant:str) -> dict[str, gguf.GGMLQuantizationType]:
+  """name -> the type each tensor is written in"""
+  T = gguf.GGMLQuantizationType
+  def typ(name:str, shape:tuple[int, ...]) -> gguf.GGMLQuantizationType:
+    if len(shape) == 1: return T.F32
+    if quant in ("f16", "q8_0"): return T.F16 if quant == "f16" else T.Q8_0
+    return T.Q4_K if quant == "q4_k_m" and not q6_k_in_q4_k_m(name, p) else T.Q6_K
+  return {name: typ(name, shape) for name, shape in tensor_shapes(p).items()}
+
 def write_llama_gguf(path:str|pathlib.Path, preset:str="tiny", quant:str="q6_k", seed:int=0) -> pathlib.Path:
   p, rng, path = PRESETS[preset], np.random.default_rng(seed), pathlib.Path(path)
   hd, vocab, arch = head_dim(p), p["n_normal"] + p["n_special"], p.get("arch", "llama")
@@ -130,24 +139,28 @@ def write_llama_gguf(path:str|pathlib.Path, preset:str="tiny", quant:str="q6_k",
   w.add_token_types([gguf.TokenType.NORMAL] * p["n_normal"] + [gguf.TokenType.CONTROL] * p["n_special"])
   w.add_token_merges(merges)
   w.add_bos_token_id(p["n_normal"]); w.add_eos_token_id(p["n_normal"] + 9)  # <|begin_of_text|>, <|eot_id|>
-  for name, shape in tensor_shapes(p).items():
+  T, blocks = gguf.GGMLQuantizationType, {gguf.GGMLQuantizationType.Q8_0: random_q8_0, gguf.GGMLQuantizationType.Q4_K: random_q4_k,
+                                          gguf.GGMLQuantizationType.Q6_K: random_q6_k}
+  for (name, shape), typ in zip(tensor_shapes(p).items(), tensor_types(p, quant).values()):
     if name == "rope_freqs.weight": w.add_tensor(name, llama3_rope_freqs(hd))
-    elif len(shape) == 1: w.add_tensor(name, np.ones(shape, np.float32))
-    elif quant == "f16": w.add_tensor(name, (rng.standard_normal(shape, np.float32) * WEIGHT_STD).astype(np.float16))
-    elif quant == "q8_0": w.add_tensor(name, random_q8_0(rng, *shape), raw_dtype=gguf.GGMLQuantizationType.Q8_0)
-    elif quant == "q4_k_m" and not q6_k_in_q4_k_m(name, p):
-      w.add_tensor(name, random_q4_k(rng, *shape), raw_dtype=gguf.GGMLQuantizationType.Q4_K)
-    else: w.add_tensor(name, random_q6_k(rng, *shape), raw_dtype=gguf.GGMLQuantizationType.Q6_K)
+    elif typ == T.F32: w.add_tensor(name, np.ones(shape, np.float32))
+    elif typ == T.F16: w.add_tensor(name, (rng.standard_normal(shape, np.float32) * WEIGHT_STD).astype(np.float16))
+    else: w.add_tensor(name, blocks[typ](rng, *shape), raw_dtype=typ)
   w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
   return path
 
+def _types_in(path:pathlib.Path) -> dict[str, gguf.GGMLQuantizationType]|None:
+  try: return {t.name: t.tensor_type for t in gguf.GGUFReader(path).tensors}
+  except (OSError, ValueError): return None
+
 def _write_new(path:pathlib.Path, preset:str, quant:str) -> pathlib.Path:
-  # written beside and renamed: a stopped run leaves no part of a file under the name
-  if not path.exists(): os.replace(write_llama_gguf(path.with_suffix(".tmp"), preset, quant), path)
+  # a file is kept where its tensors' types are those written today (an older mix's is written anew); written beside and renamed: a
+  # stopped run leaves no part of a file under the name
+  if _types_in(path) != tensor_types(PRESETS[preset], quant): os.replace(write_llama_gguf(path.with_suffix(".tmp"), preset, quant), path)
   return path
 
 def write_zoo(folder:str|pathlib.Path) -> list[pathlib.Path]:
-  """every model of ZOO in folder as PRESET-QUANT.gguf, those missing written in parallel"""
+  """every model of ZOO in folder as PRESET-QUANT.gguf, those missing or of another mix of types written in parallel"""
   (folder:=pathlib.Path(folder)).mkdir(parents=True, exist_ok=True)
   with concurrent.futures.ProcessPoolExecutor(len(ZOO)) as ex:
     return list(ex.map(_write_new, *zip(*[(folder / f"{p}-{q}.gguf", p, q) for p, q in ZOO])))

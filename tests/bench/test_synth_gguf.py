@@ -92,8 +92,13 @@ def test_f16_is_every_matrix_in_half(tmp_path):
 
 def test_the_zoo_is_written_once_into_a_folder(tmp_path, monkeypatch):
   import synth_gguf
-  monkeypatch.setattr(synth_gguf, "ZOO", [("tiny", "q6_k"), ("tiny", "q8_0")])
-  (tmp_path / "tiny-q8_0.gguf").write_bytes(b"kept")
+  monkeypatch.setattr(synth_gguf, "ZOO", [("tiny", "q6_k"), ("tiny", "q8_0"), ("tiny", "q4_k_m")])
+  kept = write_llama_gguf(tmp_path / "tiny-q6_k.gguf", "tiny", "q6_k", seed=7)
+  # a file that is no GGUF, and a Q4_K_M of an older mix (every matrix Q6_K): written anew
+  (tmp_path / "tiny-q8_0.gguf").write_bytes(b"junk")
+  write_llama_gguf(tmp_path / "tiny-q4_k_m.gguf", "tiny", "q6_k")
+  before = kept.read_bytes()
   got = synth_gguf.write_zoo(tmp_path)
-  assert got == [tmp_path / "tiny-q6_k.gguf", tmp_path / "tiny-q8_0.gguf"] and sorted(p.name for p in tmp_path.iterdir()) == [p.name for p in got]
-  assert gguf.GGUFReader(got[0]).tensors and got[1].read_bytes() == b"kept"
+  assert got == [tmp_path / f"tiny-{q}.gguf" for q in ("q6_k", "q8_0", "q4_k_m")] and sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in got)
+  assert got[0].read_bytes() == before and gguf.GGUFReader(got[1]).tensors
+  assert gguf.GGMLQuantizationType.Q4_K in {t.tensor_type for t in gguf.GGUFReader(got[2]).tensors}
