@@ -27,7 +27,9 @@ SHAPES = {"8b qk": (Q4_K, 5120, 4096, False), "8b v": (Q6_K, 1024, 4096, False),
           "1b down": (Q6_K, 2048, 8192, False), "1b out": (Q6_K, 128256, 2048, False), "1b qk q4_k": (Q4_K, 2560, 2048, False),
           "1b glu q4_k": (Q4_K, 8192, 2048, True), "1b qkv q8_0": (Q8_0, 3072, 2048, False), "1b glu q8_0": (Q8_0, 8192, 2048, True),
           "1b o q4_k": (Q4_K, 2048, 2048, False), "1b down q4_k": (Q4_K, 2048, 8192, False), "8b down q4_k": (Q4_K, 4096, 14336, False),
-          "qwen3 qk": (Q4_K, 3072, 2048, False), "qwen3 glu": (Q4_K, 6144, 2048, True), "qwen3 down": (Q4_K, 2048, 6144, False)}
+          "qwen3 qk": (Q4_K, 3072, 2048, False), "qwen3 glu": (Q4_K, 6144, 2048, True), "qwen3 down": (Q4_K, 2048, 6144, False),
+          # a Q4_K_M's blocks whose attn_v is Q4_K too (llama.cpp's mix): q, k and v in one matvec
+          "8b qkv": (Q4_K, 6144, 4096, False), "1b qkv q4_k": (Q4_K, 3072, 2048, False), "qwen3 qkv": (Q4_K, 4096, 2048, False)}
 # (split, rows a thread, rows a workgroup, unroll[, lanes a block: Q4_K's and Q5_K's 8 or 16, else the type's])
 SWEEP = [(1,1,4,4), (1,1,2,4), (1,1,8,4), (1,1,1,4), (1,2,2,2), (1,2,4,2), (1,4,1,1), (1,4,2,1), (2,1,2,4), (2,1,4,4), (2,2,2,2),
          (4,1,1,4), (1,1,4,2), (1,1,4,8), (1,2,2,4), (1,1,8,8), (2,4,1,2), (1,4,2,4), (1,2,4,8), (1,1,16,4), (1,1,4,1), (1,2,4,1),

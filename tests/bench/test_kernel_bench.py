@@ -35,3 +35,13 @@ def test_sass_counts_the_longest_loop():
   dump = "\n".join(f"        /*{a:04x}*/  {i} ;  /* 0x0 */" for a, i in lines)
   assert kernel_bench.loop_ops(dump) == (True, {"LDG": 1, "FFMA": 1, "BRA": 1})
   assert kernel_bench.loop_ops(dump.replace("@P0 BRA 0x10", "NOP").replace("BRA.U 0x40", "NOP"))[0] is False
+
+def test_shapes_cover_the_zoos_q4_k_m_matvecs():
+  # each Q4_K_M of the zoo runs q, k and v as one Q4_K matvec where its attn_v is Q4_K (llama.cpp's mix): those shapes are timed too
+  import synth_gguf
+  for preset, quant in synth_gguf.ZOO:
+    if quant != "q4_k_m": continue
+    p, types = synth_gguf.PRESETS[preset], synth_gguf.tensor_types(synth_gguf.PRESETS[preset], quant)
+    shapes = synth_gguf.tensor_shapes(p)
+    qkv = {sum(shapes[f"blk.{i}.attn_{w}.weight"][0] for w in "qkv") for i in range(p["n_layers"]) if types[f"blk.{i}.attn_v.weight"] == 12}
+    assert qkv and {(12, rows, p["dim"], False) for rows in qkv} <= set(kernel_bench.SHAPES.values()), preset
