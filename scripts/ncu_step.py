@@ -10,7 +10,7 @@ run decodes 40 tokens through generate (v0.12.0's apps/llm or master's tinygrad.
 and graphed), then profiles the step at 155 only (cuProfilerStart/Stop). With --prompt N: generate from empty caches to the first token of
 an N-token prompt four times (compile, capture, replay) and profile a fifth; each run's seconds go to stderr. ncu replays each kernel of
 the graph alone: --cache-control none leaves the L2 as the step before left it."""
-import argparse, csv, ctypes, json, pathlib, sys, time
+import argparse, csv, ctypes, json, pathlib, signal, sys, time
 from bench import llm_app, step_inputs
 
 def run(gguf:str, dev="CUDA", prompt=0):
@@ -59,8 +59,9 @@ if __name__ == "__main__":
   args = ap.parse_args()
   if args.cmd == "run": sys.exit(run(args.gguf, prompt=args.prompt))
   out = [summary(p) for p in args.csv]
-  # before the printout: a reader that stops early (| head) ends this process at a print
+  # before the printout: a reader that stops early (| head) ends this process at a print, quietly as other filters end
   if args.json: pathlib.Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+  signal.signal(signal.SIGPIPE, signal.SIG_DFL)
   for o in out:
     print(f"{o['file']}: {o['kernels']} kernels, {o['us']} us")
     for n, r in o["by_kernel"].items():

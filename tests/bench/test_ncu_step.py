@@ -46,5 +46,7 @@ def test_summary_writes_its_json_when_its_reader_stops_early(tmp_path):
   lines = [HDR, *[r for i in range(5000) for r in rows(i, f"kernel_{i}", "1,000", "1")]]
   (p := tmp_path / "step.csv").write_text("\n".join(",".join(f'"{c}"' for c in r) for r in lines) + "\n")
   script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "ncu_step.py"
-  subprocess.run(f"{sys.executable} {script} summary {p} --json {tmp_path / 's.json'} | head -2", shell=True, timeout=120)
+  r = subprocess.run(f"{sys.executable} {script} summary {p} --json {tmp_path / 's.json'} | head -2", shell=True, timeout=120, capture_output=True, text=True)
   assert len(json.loads((tmp_path / "s.json").read_text())[0]["by_kernel"]) == 5000
+  # and it ends as head's other writers do, without a traceback
+  assert len(r.stdout.splitlines()) == 2 and "Traceback" not in r.stderr
