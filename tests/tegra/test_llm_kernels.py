@@ -161,6 +161,20 @@ def test_a_first_prompts_attention_takes_the_tensor_cores(dev, heads, kv_heads, 
   sp = UOp.variable("start_pos", 0, 64).bind(3)
   assert tc_attention(Tensor(q, device="NV"), Tensor(k, device="NV")[:, :, :sp+T-3], Tensor(v, device="NV")[:, :, :sp+T-3], None) is None
 
+@pytest.mark.parametrize("heads,hd,at,cols,sp", [(4, 64, 0, 384, 0), (2, 128, 128, 512, 5), (4, 64, 64, 384, None), (2, 32, 32, 96, 7)])
+def test_a_prompts_q_takes_rope_into_float16_in_one_kernel(dev, heads, hd, at, cols, sp):
+  # a prompt's q for the tensor cores: its columns of the q/k/v matmul's rows turned by RoPE rows start_pos.. (a bound variable where
+  # None) and stored in float16 a head at a time, lanes over a head's dims; a q that is no buffer's columns (a normed one) is left
+  T, ctx, rng = 32, 64, np.random.default_rng(hd)
+  y, f = rng.standard_normal((1, T, cols)).astype(np.float32), rng.standard_normal((ctx, hd)).astype(np.float32)
+  p, y_t, f_t = 3 if sp is None else sp, Tensor(y, device="NV").realize(), Tensor(f, device="NV").realize()
+  q = y_t[..., at:at + heads * hd]
+  got = nv.prompt_rope(q, f_t, UOp.variable("start_pos", 0, ctx - T).bind(p) if sp is None else sp)
+  assert got is not None and got.dtype == dtypes.half and got.shape == (1, heads, T, hd)
+  want = np.stack([[_rope(y[0, t, at + h * hd:at + (h + 1) * hd], f[p + t]) for t in range(T)] for h in range(heads)])
+  np.testing.assert_allclose(got.numpy()[0].astype(np.float32), want.astype(np.float16).astype(np.float32), rtol=1e-3, atol=1e-3)
+  assert nv.prompt_rope(q * 2, f_t, p) is None
+
 @pytest.mark.parametrize("T,N,K,wg,s", [(128, 256, 32, 2, 1), (256, 256, 32, 4, 1), (64, 512, 32, 2, 1), (64, 256, 32, None, 1),
                                         (64, 96, 32, None, 1), (64, 128, 512, 2, 4), (64, 128, 96, None, 1)])
 def test_a_prompts_matmul_tiles_follow_the_shape_and_the_sms(dev, monkeypatch, T, N, K, wg, s):
