@@ -1,7 +1,7 @@
 # a body of params and of buffers still to be allocated (a @function's, a realize's outer graph) is scheduled alike by every process of
 # the same code and flags: its schedule is kept on disk beside the programs, so a warm process's first token does not schedule a model
 # block's body or the forward around the blocks again
-import json, os, subprocess, sys
+import json, os, pathlib, subprocess, sys
 
 RUN = """
 import json
@@ -39,6 +39,14 @@ def test_a_bodys_schedule_is_kept_for_the_next_process(tmp_path):
   assert cold["scheduled"] >= 2 and warm["scheduled"] == 0 and warm["out"] == cold["out"] == [[49.0, 57.0, 65.0, 73.0]] * 2
   # other flags, other schedules; no disk cache, none kept
   assert run(tmp_path, SPLIT_REDUCEOP="0")["scheduled"] == run(tmp_path, CACHELEVEL="0")["scheduled"] == cold["scheduled"]
+  # the scheduler's knobs read with getenv are flags too
+  assert run(tmp_path, REDUCEOP_SPLIT_THRESHOLD="1")["scheduled"] == cold["scheduled"]
+
+def test_every_knob_the_scheduler_reads_with_getenv_keys_its_schedules():
+  # a knob upstream adds to the scheduler outside the context variables would otherwise serve schedules made under its old value
+  import re, tinygrad.schedule as S
+  src = "".join(f.read_text() for f in pathlib.Path(S.__file__).parent.glob("*.py"))
+  assert set(re.findall(r'getenv\("([A-Z0-9_]+)"', src)) == set(S.SCHEDULE_ENV)
 
 def test_a_new_shell_finds_the_schedule(tmp_path):
   # a login's own variables (its SSH connection, its working directory) are no flag: the next session's first token is warm
