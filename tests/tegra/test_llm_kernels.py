@@ -2,7 +2,7 @@
 # them, against numpy; and SmolLM2 decoding through them
 import functools, pathlib, sys
 import numpy as np, pytest, gguf
-from tinygrad import Tensor, UOp, Context, dtypes
+from tinygrad import Tensor, UOp, Context, GlobalCounters, dtypes
 from tinygrad.llm.gguf import ggml_data_to_tensor
 from tinygrad.uop.ops import Ops
 HERE = pathlib.Path(__file__).resolve().parent
@@ -171,9 +171,19 @@ def test_a_prompts_q_takes_rope_into_float16_in_one_kernel(dev, heads, hd, at, c
   q = y_t[..., at:at + heads * hd]
   got = nv.prompt_rope(q, f_t, UOp.variable("start_pos", 0, ctx - T).bind(p) if sp is None else sp)
   assert got is not None and got.dtype == dtypes.half and got.shape == (1, heads, T, hd)
+  GlobalCounters.reset(); got.realize()
+  assert GlobalCounters.kernel_count == 1
   want = np.stack([[_rope(y[0, t, at + h * hd:at + (h + 1) * hd], f[p + t]) for t in range(T)] for h in range(heads)])
   np.testing.assert_allclose(got.numpy()[0].astype(np.float32), want.astype(np.float16).astype(np.float32), rtol=1e-3, atol=1e-3)
   assert nv.prompt_rope(q * 2, f_t, p) is None
+
+def test_qwen3s_prompt_keeps_its_normed_q(dev, tmp_path):
+  # q's heads are RMS normed (qk_norm) after the q/k/v matmul and before RoPE: a prompt on the tensor cores takes the normed q, as the
+  # CPU does; 40 tokens pad to 64
+  from tinygrad.llm import model
+  path, prompt = tiny_llama(tmp_path / "qwen3.gguf", nv.Q4_K, qwen3=True), [(7 * i) % 300 + 2 for i in range(40)]
+  with Context(DEV="CPU"): want = [t for t, _ in zip(model.Transformer.from_gguf(path, max_context=64)[0].generate(list(prompt)), range(4))]
+  assert [t for t, _ in zip(model.Transformer.from_gguf(path, max_context=64)[0].generate(list(prompt)), range(4))] == want
 
 @pytest.mark.parametrize("T,N,K,wg,s", [(128, 256, 32, 2, 1), (256, 256, 32, 4, 1), (64, 512, 32, 2, 1), (64, 256, 32, None, 1),
                                         (64, 96, 32, None, 1), (64, 128, 512, 2, 4), (64, 128, 96, None, 1)])
