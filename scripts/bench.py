@@ -342,7 +342,7 @@ def parse_build(spec:str) -> dict:
 def run_worker(args, dev:str, env:dict, first_token_only=False) -> dict:
   progress(f"worker {dev} starts {' '.join(f'{k}={v}' for k,v in env.items() if k not in os.environ or os.environ[k] != v)}")
   warmup, tokens, prefill, profile = (0, 2, 0, False) if first_token_only else (args.warmup, args.tokens, args.prefill, args.profile)
-  cmd = [sys.executable, __file__, "--worker", dev, "--only", ",".join(args.only), "--out", args.out, "--preset", args.preset,
+  cmd = [sys.executable, __file__, "--worker", dev, "--only", "llm" if first_token_only else ",".join(args.only), "--out", args.out, "--preset", args.preset,
          "--warmup", str(warmup), "--tokens", str(tokens), "--max-context", str(args.max_context), "--start-pos", str(args.start_pos),
          "--prefill", str(prefill)]
   cmd += (["--gguf", args.gguf] if args.gguf else []) + (["--full"] if args.full else []) + (["--profile"] if profile else []) + sum((["--mv", m] for m in args.mv), [])
@@ -552,7 +552,7 @@ def main():
                                                          r.get("model") == model):
               results.append(dict(device="CPU", skipped="a GPU ran", rows=[], build=b["label"], **tag)); continue
             results.append(dict(**run_worker(args, dev, env), build=b["label"], build_env=b["env"], **tag))
-            if args.first_token_again: first_token_again(results[-1]["rows"], run_worker(args, dev, env, first_token_only=True)["rows"])
+            if args.first_token_again and "llm" in args.only: first_token_again(results[-1]["rows"], run_worker(args, dev, env, first_token_only=True)["rows"])
         if args.llama_bench:
           results.append(dict(**llama_bench(args.llama_bench, cast(str, args.gguf), base_env, args.llama_reps, args.start_pos), build="llama.cpp", **tag))
         save()
