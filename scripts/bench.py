@@ -225,10 +225,8 @@ def bench_llm(dev:str, sz:dict, gguf:str|None, preset:str, mv:list[str], warmup:
   from tinygrad.engine import realize
   if gguf is None:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-    from synth_gguf import write_llama_gguf
-    # written beside and renamed: a worker that reads it while another writes it reads a whole file
-    path = pathlib.Path(tempfile.gettempdir()) / f"synth-{preset}.gguf"
-    os.replace(write_llama_gguf(path.with_suffix(f".{os.getpid()}.tmp"), preset), gguf:=str(path))
+    from synth_gguf import write_new
+    gguf = str(write_new(pathlib.Path(tempfile.gettempdir()) / f"synth-{preset}.gguf", preset, "q6_k"))
   if start_pos + warmup + tokens > max_context: raise ValueError(f"--start-pos {start_pos} + {warmup + tokens} tokens > --max-context {max_context}")
   if prefill and start_pos + prefill >= max_context:
     raise ValueError(f"--start-pos {start_pos} + --prefill {prefill} tokens leave no room in --max-context {max_context}")

@@ -153,17 +153,18 @@ def _types_in(path:pathlib.Path) -> dict[str, gguf.GGMLQuantizationType]|None:
   try: return {t.name: t.tensor_type for t in gguf.GGUFReader(path).tensors}
   except (OSError, ValueError): return None
 
-def _write_new(path:pathlib.Path, preset:str, quant:str) -> pathlib.Path:
-  # a file is kept where its tensors' types are those written today (an older mix's is written anew); written beside and renamed: a
-  # stopped run leaves no part of a file under the name
-  if _types_in(path) != tensor_types(PRESETS[preset], quant): os.replace(write_llama_gguf(path.with_suffix(".tmp"), preset, quant), path)
+def write_new(path:pathlib.Path, preset:str, quant:str) -> pathlib.Path:
+  # a file is kept where its tensors' types are those written today (an older mix's is written anew); written beside, a process's own,
+  # and renamed: a stopped run or another process reading it meanwhile sees no part of a file under the name
+  if _types_in(path) != tensor_types(PRESETS[preset], quant):
+    os.replace(write_llama_gguf(path.with_suffix(f".{os.getpid()}.tmp"), preset, quant), path)
   return path
 
 def write_zoo(folder:str|pathlib.Path) -> list[pathlib.Path]:
   """every model of ZOO in folder as PRESET-QUANT.gguf, those missing or of another mix of types written in parallel"""
   (folder:=pathlib.Path(folder)).mkdir(parents=True, exist_ok=True)
   with concurrent.futures.ProcessPoolExecutor(len(ZOO)) as ex:
-    return list(ex.map(_write_new, *zip(*[(folder / f"{p}-{q}.gguf", p, q) for p, q in ZOO])))
+    return list(ex.map(write_new, *zip(*[(folder / f"{p}-{q}.gguf", p, q) for p, q in ZOO])))
 
 if __name__ == "__main__":
   ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

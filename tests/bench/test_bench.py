@@ -27,11 +27,12 @@ def test_llm_decode_on_the_tiny_gguf(tmp_path):
   (row,) = report["results"][0]["rows"]
   assert row["unit"] == "tok/s" and row["value"] > 0 and row["kernels_per_token"] > 1 and row["tokens"] == 4
 
-def test_the_synthetic_gguf_is_renamed_into_place(monkeypatch):
+def test_the_synthetic_gguf_is_renamed_into_place(monkeypatch, tmp_path):
   # two workers at once (pytest -n 2) write and read the same file: each writes beside it and renames, so a reader sees a whole GGUF
   import synth_gguf
+  monkeypatch.setattr(bench.tempfile, "gettempdir", lambda: str(tmp_path))
   class Written(Exception): pass
-  def write(path, preset): raise Written(path)
+  def write(path, *args): raise Written(path)
   monkeypatch.setattr(synth_gguf, "write_llama_gguf", write)
   with pytest.raises(Written) as e: bench.bench_llm("CPU", {}, None, "tiny", [], 1, 1, 64)
   assert e.value.args[0].name != "synth-tiny.gguf" and e.value.args[0].parent == pathlib.Path(bench.tempfile.gettempdir())
